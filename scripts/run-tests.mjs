@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+// Runs every compiled test file with node:test and fails when no test ran.
+// Node 20's runner neither discovers .tsx output nor expands quoted globs, so the list is explicit.
+// TEST_FILTER=substring limits the files (for local iteration).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const testDir = path.join(root, 'dist', 'test');
+
+function walk(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) out.push(...walk(full));
+    else if (name.endsWith('.test.js')) out.push(full);
+  }
+  return out;
+}
+
+const filter = process.env.TEST_FILTER ?? '';
+const files = walk(testDir).filter((f) => f.includes(filter));
+if (files.length === 0) {
+  console.error(`run-tests: no test files found under ${testDir}${filter ? ` matching "${filter}"` : ''}`);
+  process.exit(1);
+}
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'loop-dash-tests-'));
+const tap = path.join(scratch, 'report.tap');
+const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+const result = spawnSync(
+  process.execPath,
+  [
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=tap',
+    `--test-reporter-destination=${tap}`,
+    ...files,
+  ],
+  { stdio: 'inherit', cwd: root, env: { ...process.env, FORCE_COLOR: '0' } },
+);
+
+const report = readFileSync(tap, 'utf8');
+rmSync(scratch, { recursive: true, force: true });
+const count = (name) => Number(/^# (\w+) (\d+)$/m.exec(report.split('\n').filter((l) => l.startsWith(`# ${name} `)).pop() ?? '')?.[2] ?? NaN);
+const tests = count('tests');
+const pass = count('pass');
+const fail = count('fail');
+const skipped = count('skipped') + count('todo');
+if (!(tests > 0)) {
+  console.error('run-tests: the run executed no test; failing.');
+  process.exit(1);
+}
+console.log(`${pass} passed, ${fail} failed, ${skipped} skipped`);
+process.exit(result.status === 0 && fail === 0 ? 0 : 1);
