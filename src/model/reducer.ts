@@ -1,0 +1,172 @@
+/**
+ * The model: a pure reducer that folds reader events into one immutable state. Each event replaces
+ * one item (a file's facts), so folding is order-independent per file and cheap to batch.
+ */
+import type { ControlAck, JournalEntry } from '../contract/control.js';
+import type {
+  CheckpointRecord,
+  HomeSettings,
+  IncidentRecord,
+  LaneRunStatus,
+  ProcessProbe,
+  ReaderEvent,
+  SessionFileFacts,
+  StateLogEvent,
+  WatcherReceipt,
+  Warning,
+} from './types.js';
+
+/** How many state-log events are kept per log (the detail pane shows the recent ones). */
+export const STATE_LOG_KEEP = 200;
+/** How many journal lines are kept per home. */
+export const JOURNAL_KEEP = 500;
+
+/** Everything the dashboard knows, folded from reader events. Never mutated in place. */
+export interface ModelState {
+  /** Bumped on every change, so views can memoise on it. */
+  version: number;
+  sessionFiles: ReadonlyMap<string, SessionFileFacts>;
+  checkpoints: ReadonlyMap<string, CheckpointRecord>;
+  incidents: ReadonlyMap<string, IncidentRecord>;
+  laneStatuses: ReadonlyMap<string, LaneRunStatus>;
+  stateLogs: ReadonlyMap<string, readonly StateLogEvent[]>;
+  receipts: ReadonlyMap<string, WatcherReceipt>;
+  settings: ReadonlyMap<string, HomeSettings>;
+  probes: ReadonlyMap<number, ProcessProbe>;
+  journal: ReadonlyMap<string, readonly JournalEntry[]>;
+  /** Keyed by `${home}\0${requestId}`. */
+  acks: ReadonlyMap<string, ControlAck & { session: string }>;
+  /** Warnings per file; a file's list is replaced whenever the file is read again. */
+  warnings: ReadonlyMap<string, readonly Warning[]>;
+  progress: ReadonlyMap<string, { read: number; total: number; done: boolean }>;
+  watchMode: { mode: 'native' | 'polling' | 'degraded'; detail: string | null };
+}
+
+export function initialModelState(): ModelState {
+  return {
+    version: 0,
+    sessionFiles: new Map(),
+    checkpoints: new Map(),
+    incidents: new Map(),
+    laneStatuses: new Map(),
+    stateLogs: new Map(),
+    receipts: new Map(),
+    settings: new Map(),
+    probes: new Map(),
+    journal: new Map(),
+    acks: new Map(),
+    warnings: new Map(),
+    progress: new Map(),
+    watchMode: { mode: 'native', detail: null },
+  };
+}
+
+type MapKeys = {
+  [K in keyof ModelState]: ModelState[K] extends ReadonlyMap<unknown, unknown> ? K : never;
+}[keyof ModelState];
+
+/**
+ * A batch fold: each touched map is copied once per batch, not once per event, so a burst of a
+ * thousand events costs one copy of each map it touches.
+ */
+export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]): ModelState {
+  if (events.length === 0) return state;
+  const drafts = new Map<MapKeys, Map<unknown, unknown>>();
+  const draft = <K extends MapKeys>(key: K): Map<unknown, unknown> => {
+    let m = drafts.get(key);
+    if (!m) {
+      m = new Map(state[key] as ReadonlyMap<unknown, unknown>);
+      drafts.set(key, m);
+    }
+    return m;
+  };
+  let watchMode = state.watchMode;
+
+  for (const event of events) {
+    switch (event.type) {
+      case 'session-file':
+        draft('sessionFiles').set(event.facts.file, event.facts);
+        break;
+      case 'session-file-removed':
+        draft('sessionFiles').delete(event.file);
+        draft('warnings').delete(event.file);
+        break;
+      case 'checkpoint':
+        draft('checkpoints').set(event.record.file, event.record);
+        break;
+      case 'checkpoint-removed':
+        draft('checkpoints').delete(event.file);
+        draft('warnings').delete(event.file);
+        break;
+      case 'incident':
+        draft('incidents').set(event.record.file, event.record);
+        break;
+      case 'incident-removed':
+        draft('incidents').delete(event.file);
+        draft('warnings').delete(event.file);
+        break;
+      case 'lane-status':
+        draft('laneStatuses').set(event.status.file, event.status);
+        break;
+      case 'lane-status-removed':
+        draft('laneStatuses').delete(event.file);
+        break;
+      case 'state-log': {
+        const logs = draft('stateLogs');
+        const before = event.reset ? [] : ((logs.get(event.file) as StateLogEvent[] | undefined) ?? []);
+        logs.set(event.file, keepLast([...before, ...event.events], STATE_LOG_KEEP));
+        break;
+      }
+      case 'receipt':
+        draft('receipts').set(event.receipt.file, event.receipt);
+        break;
+      case 'receipt-removed':
+        draft('receipts').delete(event.file);
+        break;
+      case 'settings':
+        draft('settings').set(event.settings.home, event.settings);
+        break;
+      case 'probe':
+        draft('probes').set(event.probe.pid, event.probe);
+        break;
+      case 'journal': {
+        const journal = draft('journal');
+        const before = event.reset ? [] : ((journal.get(event.home) as JournalEntry[] | undefined) ?? []);
+        journal.set(event.home, keepLast([...before, ...event.entries], JOURNAL_KEEP));
+        break;
+      }
+      case 'ack':
+        draft('acks').set(`${event.home}\0${event.ack.id}`, { ...event.ack, session: event.session });
+        break;
+      case 'warnings':
+        if (event.warnings.length === 0) draft('warnings').delete(event.file);
+        else draft('warnings').set(event.file, event.warnings);
+        break;
+      case 'progress':
+        draft('progress').set(event.home, { read: event.read, total: event.total, done: event.done });
+        break;
+      case 'watch-mode':
+        watchMode = { mode: event.mode, detail: event.detail };
+        break;
+      default:
+        assertNever(event);
+    }
+  }
+
+  const next: ModelState = { ...state, watchMode, version: state.version + 1 };
+  for (const [key, map] of drafts) (next as unknown as Record<string, unknown>)[key] = map;
+  return next;
+}
+
+/** Single-event convenience over {@link reduceEvents}. */
+export function reduce(state: ModelState, event: ReaderEvent): ModelState {
+  return reduceEvents(state, [event]);
+}
+
+function keepLast<T>(items: T[], n: number): T[] {
+  return items.length > n ? items.slice(items.length - n) : items;
+}
+
+export function assertNever(x: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(x)}`);
+}

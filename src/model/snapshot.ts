@@ -1,0 +1,360 @@
+/**
+ * Selectors: turn the folded model into what the views and `status` show, for a given `now`.
+ * Pure: same state and `now` give the same snapshot.
+ */
+import path from 'node:path';
+import type { Checkpoint } from '../contract/checkpoint.js';
+import { stateLogPathFromReport } from '../contract/paths.js';
+import { computeClocks, type Clocks } from './clocks.js';
+import { effectiveLimits, limitsFromSettings, type EffectiveLimits, type HomeLimits } from './limits.js';
+import { judgeLiveness } from './liveness.js';
+import type { ModelState } from './reducer.js';
+import { deriveSessionState, type SessionState } from './session-state.js';
+import type {
+  CheckpointRecord,
+  IncidentRecord,
+  LaneRunStatus,
+  LoopTimer,
+  LoopWatcher,
+  SessionFileFacts,
+  SessionHistoryItem,
+  StateLogEvent,
+  WatcherReceipt,
+  Warning,
+} from './types.js';
+
+/** A checkpoint of a request in flight is expected at least every 15 s; past this it is stale. */
+export const CHECKPOINT_STALE_MS = 20_000;
+
+/** Liveness as judged for a checkpoint (see liveness.ts). */
+export type LivenessStatus = 'alive' | 'gone' | 'pid-reused' | 'unknown' | 'remote-fresh' | 'remote-stale';
+
+/** One row of the dashboard: a root or a lane, with every clock evaluated at `now`. */
+export interface SessionView {
+  /** Stable key: the session id. */
+  session: string;
+  home: string;
+  name: string;
+  cwd: string | null;
+  model: string | null;
+  role: 'root' | 'lane';
+  /** From the root's last `loop-continuation-state`; null when unknown (and for lanes). */
+  armed: boolean | null;
+  held: boolean;
+  state: SessionState;
+  why: string;
+  lastActivityAt: number | null;
+  clocks: Clocks;
+  /** Which limits applied and where they came from. */
+  limits: EffectiveLimits;
+  source: { checkpoint: boolean; checkpointAgeMs: number | null; stale: boolean; sessionFile: string | null; checkpointFile: string | null };
+  liveness: { status: LivenessStatus; detail: string } | null;
+  checkpoint: Checkpoint | null;
+  timers: LoopTimer[];
+  watchers: (LoopWatcher & { receipt: WatcherReceipt | null })[];
+  incidents: number;
+  lastError: string | null;
+  history: SessionHistoryItem[];
+  /** The state log of a root (located from `launch.report`), newest last. */
+  stateLogFile: string | null;
+  stateLog: readonly StateLogEvent[];
+  /** Lane extras (null for roots). */
+  runId: string | null;
+  lane: string | null;
+  task: string | null;
+  deadline: number | null;
+  laneStatus: LaneRunStatus | null;
+  parent: string | null;
+  lanes: SessionView[];
+}
+
+/** What every view shows for one `now`. */
+export interface Snapshot {
+  now: number;
+  homes: string[];
+  roots: SessionView[];
+  incidents: IncidentRecord[];
+  warnings: Warning[];
+  progress: { read: number; total: number; done: boolean };
+  watchMode: ModelState['watchMode'];
+  /** Limits per home after fallbacks, with notes on ignored settings. */
+  homeLimits: Map<string, { limits: HomeLimits; notes: string[] }>;
+}
+
+export interface SnapshotOptions {
+  /** This machine's host name (checkpoints from another host are judged by age). */
+  host: string;
+}
+
+interface SessionParts {
+  session: string;
+  home: string;
+  facts: SessionFileFacts | null;
+  checkpoint: CheckpointRecord | null;
+}
+
+export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOptions): Snapshot {
+  const homeLimits = new Map<string, { limits: HomeLimits; notes: string[] }>();
+  for (const [home, s] of state.settings) homeLimits.set(home, limitsFromSettings(s.settings));
+  const limitsFor = (home: string) => {
+    let l = homeLimits.get(home);
+    if (!l) {
+      l = limitsFromSettings(null);
+      homeLimits.set(home, l);
+    }
+    return l.limits;
+  };
+
+  // Join session files and checkpoints by session id (a fresh root may have only a checkpoint).
+  const parts = new Map<string, SessionParts>();
+  const factsByFile = new Map<string, SessionFileFacts>();
+  for (const facts of state.sessionFiles.values()) {
+    factsByFile.set(facts.file, facts);
+    const p = parts.get(facts.sessionId) ?? { session: facts.sessionId, home: facts.home, facts: null, checkpoint: null };
+    // Two files claiming one id (a copy): keep the newest.
+    if (!p.facts || facts.mtimeMs > p.facts.mtimeMs) p.facts = facts;
+    parts.set(facts.sessionId, p);
+  }
+  for (const record of state.checkpoints.values()) {
+    const p = parts.get(record.session) ?? { session: record.session, home: record.home, facts: null, checkpoint: null };
+    if (!p.checkpoint || record.checkpoint.updatedAt > p.checkpoint.checkpoint.updatedAt) p.checkpoint = record;
+    parts.set(record.session, p);
+  }
+
+  const incidentsBySession = new Map<string, number>();
+  for (const inc of state.incidents.values()) {
+    if (inc.session) incidentsBySession.set(inc.session, (incidentsBySession.get(inc.session) ?? 0) + 1);
+  }
+  const laneStatusByRun = new Map<string, LaneRunStatus>();
+  for (const ls of state.laneStatuses.values()) laneStatusByRun.set(ls.runId, ls);
+  const receiptsById = new Map<string, WatcherReceipt>();
+  for (const r of state.receipts.values()) receiptsById.set(`${r.session}\0${r.id}`, r);
+
+  const views = new Map<string, SessionView>();
+  for (const p of parts.values()) {
+    views.set(p.session, sessionView(p, state, now, opts, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById));
+  }
+
+  // Attach lanes to roots: by the lane's root file, else the checkpoint's parentSession (id or path).
+  const rootIdByFile = new Map<string, string>();
+  for (const p of parts.values()) if (p.facts && p.facts.role === 'root') rootIdByFile.set(p.facts.file, p.session);
+  const roots: SessionView[] = [];
+  const orphans: SessionView[] = [];
+  for (const view of views.values()) {
+    if (view.role === 'root') {
+      roots.push(view);
+      continue;
+    }
+    const p = parts.get(view.session)!;
+    const parentKey = p.facts?.rootFile ?? p.checkpoint?.checkpoint.parentSession ?? null;
+    const parentId = parentKey ? (rootIdByFile.get(parentKey) ?? (views.has(parentKey) ? parentKey : idFromSessionPath(parentKey))) : null;
+    const parent = parentId ? views.get(parentId) : undefined;
+    if (parent && parent.role === 'root') {
+      view.parent = parent.session;
+      parent.lanes.push(view);
+    } else orphans.push(view);
+  }
+  // A lane whose root we cannot see is still shown, as its own row.
+  roots.push(...orphans);
+
+  for (const root of roots) {
+    attachStateLog(root, state);
+    root.lanes.sort(compareViews);
+  }
+  roots.sort(compareViews);
+
+  const incidents = [...state.incidents.values()].sort((a, b) => (b.at ?? 0) - (a.at ?? 0) || a.file.localeCompare(b.file));
+  const warnings: Warning[] = [];
+  for (const list of state.warnings.values()) warnings.push(...list);
+  for (const [home, l] of homeLimits) for (const note of l.notes) warnings.push({ file: path.join(home, 'settings.json'), line: null, message: note, severity: 'warning' });
+
+  let read = 0;
+  let total = 0;
+  let done = true;
+  for (const pr of state.progress.values()) {
+    read += pr.read;
+    total += pr.total;
+    done &&= pr.done;
+  }
+  const homes = [...new Set([...state.settings.keys(), ...[...parts.values()].map((p) => p.home)])].sort();
+  return { now, homes, roots, incidents, warnings, progress: { read, total, done }, watchMode: state.watchMode, homeLimits };
+}
+
+function sessionView(
+  p: SessionParts,
+  state: ModelState,
+  now: number,
+  opts: SnapshotOptions,
+  homeLimits: HomeLimits,
+  incidentsBySession: Map<string, number>,
+  laneStatusByRun: Map<string, LaneRunStatus>,
+  receiptsById: Map<string, WatcherReceipt>,
+): SessionView {
+  const cp = p.checkpoint?.checkpoint ?? null;
+  const facts = p.facts;
+  const role = facts?.role ?? cp?.role ?? 'root';
+  const limits = effectiveLimits(homeLimits, cp?.limits ?? null);
+
+  const liveness = cp ? judgeLiveness(cp, cp.pid ? (state.probes.get(cp.pid) ?? null) : null, opts.host, now) : null;
+  const armed = role === 'root' ? (facts?.continuation?.armed ?? null) : null;
+  const heldByEntry = facts?.dashControl ? facts.dashControl.held : null;
+  const waitState = facts?.waitState ?? null;
+  const derived = deriveSessionState(
+    {
+      checkpoint: cp,
+      liveness: liveness?.status ?? 'unknown',
+      armed,
+      heldByEntry,
+      waitState,
+      role,
+    },
+    now,
+  );
+
+  const inFlight = cp && (cp.state === 'requesting' || cp.state === 'tools') && cp.request ? cp.request : null;
+  const episodeOpen = cp?.episode && (cp.state === 'requesting' || cp.state === 'tools' || cp.state === 'retry-wait') ? cp.episode : null;
+  const stoppedForResume = derived.state === 'recovering' && cp?.recovery ? cp.recovery : null;
+  const clocks = computeClocks(
+    {
+      limits: {
+        inactivityMs: limits.inactivityMs,
+        absoluteMs: limits.absoluteMs,
+        episodeMs: limits.episodeMs,
+        episodeMaxAttempts: limits.episodeMaxAttempts,
+      },
+      request: derived.state === 'lost' || !inFlight ? null : { startedAt: inFlight.startedAt, lastModelEventAt: inFlight.lastModelEventAt },
+      episode:
+        derived.state === 'lost' || !episodeOpen
+          ? null
+          : { startedAt: episodeOpen.startedAt, attempts: episodeOpen.attempts, nextRetryAt: cp?.state === 'retry-wait' ? episodeOpen.nextRetryAt : null },
+      recovery: stoppedForResume
+        ? { stoppedAt: stoppedForResume.stoppedAt, resumes: stoppedForResume.resumes, nextResumeAt: stoppedForResume.nextResumeAt }
+        : null,
+    },
+    now,
+  );
+
+  const checkpointAgeMs = p.checkpoint ? now - cp!.updatedAt : null;
+  const expectsRefresh = cp && (cp.state === 'requesting' || cp.state === 'tools' || cp.state === 'retry-wait');
+  const stale = !!(expectsRefresh && checkpointAgeMs !== null && checkpointAgeMs > CHECKPOINT_STALE_MS && derived.state !== 'lost');
+
+  const runId = facts?.runId ?? cp?.runId ?? null;
+  const laneStatus = runId ? (laneStatusByRun.get(runId) ?? null) : null;
+  const cwd = facts?.header?.cwd ?? cp?.cwd ?? null;
+  const name = facts?.name ?? cp?.agent ?? (laneStatus?.steps[0]?.agent ?? null) ?? (cwd ? path.basename(cwd) : null) ?? p.session.slice(0, 8);
+  const model = cp?.model ?? (facts?.model ? (facts.model.provider ? `${facts.model.provider}/${facts.model.id}` : facts.model.id) : null);
+
+  const timers = waitState?.timers ?? [];
+  const watchers = (waitState?.watchers ?? []).map((w) => ({ ...w, receipt: receiptsById.get(`${p.session}\0${w.id}`) ?? null }));
+
+  const lastActivityAt = maxOf(cp?.request?.lastModelEventAt, cp?.request?.startedAt, facts?.lastEntryAt, cp ? null : facts?.mtimeMs);
+  const lastError =
+    cp?.episode?.lastError ??
+    cp?.lastStop?.error ??
+    (facts?.lastAssistant && (facts.lastAssistant.stopReason === 'error' || facts.lastAssistant.stopReason === 'aborted')
+      ? (facts.lastAssistant.errorMessage ?? facts.lastAssistant.stopReason)
+      : null);
+
+  return {
+    session: p.session,
+    home: p.home,
+    name,
+    cwd,
+    model,
+    role,
+    armed,
+    held: derived.state === 'held' || !!cp?.held || heldByEntry === true,
+    state: derived.state,
+    why: derived.why,
+    lastActivityAt,
+    clocks,
+    limits,
+    source: { checkpoint: !!p.checkpoint, checkpointAgeMs, stale, sessionFile: facts?.file ?? null, checkpointFile: p.checkpoint?.file ?? null },
+    liveness,
+    checkpoint: cp,
+    timers,
+    watchers,
+    incidents: incidentsBySession.get(p.session) ?? 0,
+    lastError,
+    history: facts?.history ?? [],
+    stateLogFile: null,
+    stateLog: [],
+    runId,
+    lane: null,
+    task: null,
+    deadline: laneStatus?.deadlineAt ?? null,
+    laneStatus,
+    parent: null,
+    lanes: [],
+  };
+}
+
+/** A root's state log gives its lanes their lane name, task and deadline (from `dispatch`). */
+function attachStateLog(root: SessionView, state: ModelState): void {
+  const facts = root.source.sessionFile ? state.sessionFiles.get(root.source.sessionFile) : undefined;
+  const report = facts?.continuation?.launch?.report;
+  if (!report) return;
+  const file = stateLogPathFromReport(report);
+  root.stateLogFile = file;
+  const events = state.stateLogs.get(file) ?? [];
+  root.stateLog = events;
+  const dispatchByRun = new Map<string, StateLogEvent>();
+  for (const ev of events) {
+    const run = typeof ev.raw.run === 'string' ? ev.raw.run : null;
+    if (ev.ev === 'dispatch' && run) dispatchByRun.set(run, ev);
+  }
+  for (const lane of root.lanes) {
+    const d = lane.runId ? dispatchByRun.get(lane.runId) : undefined;
+    if (!d) continue;
+    lane.lane = str(d.raw.lane);
+    lane.task = str(d.raw.task);
+    if (lane.deadline === null) lane.deadline = toMs(d.raw.deadline);
+    if (lane.name === lane.session.slice(0, 8) && lane.lane) lane.name = lane.lane;
+  }
+}
+
+/** Rows nearest to being cut first; then live before idle; then by name. */
+export function compareViews(a: SessionView, b: SessionView): number {
+  const ra = firstRemaining(a);
+  const rb = firstRemaining(b);
+  if (ra !== rb) return ra - rb;
+  return a.name.localeCompare(b.name) || a.session.localeCompare(b.session);
+}
+
+/** Time until the first limit (or the next resume) for sorting; Infinity when nothing is due. */
+export function firstRemaining(v: SessionView): number {
+  const c = v.clocks;
+  const candidates = [
+    c.firstToFire === 'inactivity' ? c.inactivity?.remainingMs : undefined,
+    c.firstToFire === 'absolute' ? c.absolute?.remainingMs : undefined,
+    c.firstToFire === 'episode' ? c.episode?.remainingMs : undefined,
+    c.nextRetry?.remainingMs,
+    c.nextResume?.remainingMs,
+  ].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  return candidates.length ? Math.min(...candidates) : Number.POSITIVE_INFINITY;
+}
+
+function idFromSessionPath(p: string): string {
+  const base = path.basename(p).replace(/\.jsonl$/, '');
+  const i = base.indexOf('_');
+  return i >= 0 ? base.slice(i + 1) : base;
+}
+
+function maxOf(...xs: (number | null | undefined)[]): number | null {
+  let best: number | null = null;
+  for (const x of xs) if (typeof x === 'number' && Number.isFinite(x) && (best === null || x > best)) best = x;
+  return best;
+}
+
+function str(x: unknown): string | null {
+  return typeof x === 'string' && x.length > 0 ? x : null;
+}
+
+function toMs(x: unknown): number | null {
+  if (typeof x === 'number' && Number.isFinite(x)) return x < 1e11 ? x * 1000 : x;
+  if (typeof x === 'string') {
+    const t = Date.parse(x);
+    return Number.isNaN(t) ? null : t;
+  }
+  return null;
+}

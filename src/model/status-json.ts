@@ -1,0 +1,80 @@
+/** The `status --json` document of SPEC §6: field names are a contract; more fields may be added. */
+import type { Clocks, Deadline } from './clocks.js';
+import type { SessionView, Snapshot } from './snapshot.js';
+
+const iso = (ms: number | null | undefined): string | null =>
+  typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null;
+
+const deadlineJson = (d: Deadline | null) => (d ? { at: iso(d.at), remainingMs: d.remainingMs } : null);
+
+export function clocksJson(c: Clocks) {
+  return {
+    inactivity: deadlineJson(c.inactivity),
+    absolute: deadlineJson(c.absolute),
+    firstToFire: c.firstToFire,
+    marginMs: c.marginMs,
+    episode: c.episode
+      ? { at: iso(c.episode.at), remainingMs: c.episode.remainingMs, attempts: c.episode.attempts, maxAttempts: c.episode.maxAttempts }
+      : null,
+    nextRetry: c.nextRetry ? { at: iso(c.nextRetry.at), remainingMs: c.nextRetry.remainingMs, source: c.nextRetry.source } : null,
+    nextResume: c.nextResume
+      ? { at: iso(c.nextResume.at), remainingMs: c.nextResume.remainingMs, source: c.nextResume.source, step: c.nextResume.step }
+      : null,
+  };
+}
+
+export function sessionJson(v: SessionView): Record<string, unknown> {
+  const base: Record<string, unknown> = {
+    session: v.session,
+    name: v.name,
+    cwd: v.cwd,
+    model: v.model,
+    role: v.role,
+    armed: v.armed,
+    held: v.held,
+    state: v.state,
+    why: v.why,
+    lastActivityAt: iso(v.lastActivityAt),
+    clocks: clocksJson(v.clocks),
+    source: {
+      checkpoint: v.source.checkpoint,
+      checkpointAgeMs: v.source.checkpointAgeMs,
+      stale: v.source.stale,
+      sessionFile: v.source.sessionFile,
+      checkpointFile: v.source.checkpointFile,
+    },
+    liveness: v.liveness,
+    timers: v.timers.map((t) => ({ id: t.id, at: iso(t.at), reason: t.reason })),
+    incidents: v.incidents,
+    home: v.home,
+  };
+  if (v.role === 'lane') {
+    Object.assign(base, { runId: v.runId, lane: v.lane, task: v.task, deadline: iso(v.deadline) });
+  } else {
+    base.lanes = v.lanes.map(sessionJson);
+  }
+  return base;
+}
+
+export function statusJson(snap: Snapshot): Record<string, unknown> {
+  return {
+    v: 1,
+    home: snap.homes[0] ?? null,
+    homes: snap.homes,
+    now: iso(snap.now),
+    roots: snap.roots.map(sessionJson),
+    incidents: snap.incidents.map((i) => ({
+      file: i.file,
+      class: i.cls,
+      known: i.known,
+      session: i.session,
+      at: iso(i.at),
+      limit: i.limit,
+      attempt: i.attempt,
+      exhausted: i.exhausted,
+      movedAside: i.movedAside,
+      summary: i.summary,
+    })),
+    warnings: snap.warnings.map((w) => ({ file: w.file, line: w.line, message: w.message, ...(w.offset !== undefined ? { offset: w.offset } : {}) })),
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * One pass over a pi home: which files exist, classified by artifact, with their stat. This is the
+ * floor of start-up (a plain list+stat) and the reconcile sweep that backs up the watcher.
+ */
+import { promises as fsp, type Stats } from 'node:fs';
+import path from 'node:path';
+import { homePaths } from '../contract/paths.js';
+
+/** The artifacts a home file can be. */
+export type ArtifactKind = 'session' | 'checkpoint' | 'incident' | 'lane-status' | 'receipt' | 'settings' | 'journal' | 'ack';
+
+/** A file found in a home, with what it is. */
+export interface FoundFile {
+  kind: ArtifactKind;
+  file: string;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
+
+/** Writers' temp files (`*.tmp*`, dot files) are never artifacts. */
+export function isTempName(name: string): boolean {
+  return name.startsWith('.') || /\.tmp/i.test(name);
+}
+
+/** Which artifact a path inside `home` is, or null. Pure. */
+export function classifyPath(home: string, file: string): ArtifactKind | null {
+  const rel = path.relative(home, file);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return null;
+  const parts = rel.split(path.sep);
+  const name = parts[parts.length - 1] ?? '';
+  if (isTempName(name)) return null;
+  const [top] = parts;
+  if (top === 'sessions' && name.endsWith('.jsonl') && parts.length >= 3) return 'session';
+  if (top === 'incidents' && name.endsWith('.json') && parts.length >= 2) return 'incident';
+  if (rel === 'settings.json' || rel === 'models.json') return 'settings';
+  if (top === 'tmp' && parts[1] === 'async-subagent-runs' && parts.length === 4 && name === 'status.json') return 'lane-status';
+  if (top === 'loop-wait' && parts.length === 4 && parts[2] === 'receipts' && name.endsWith('.json')) return 'receipt';
+  if (top === 'loop-dash') {
+    if (parts[1] === 'checkpoints' && parts.length === 3 && name.endsWith('.json')) return 'checkpoint';
+    if (parts[1] === 'actions.jsonl' && parts.length === 2) return 'journal';
+    if (parts[1] === 'control' && parts.length === 4 && name.endsWith('.ack.json')) return 'ack';
+  }
+  return null;
+}
+
+export interface WalkResult {
+  files: FoundFile[];
+  /** Directories that could not be read (EACCES, symlink loops, …), with the reason. */
+  problems: { file: string; message: string }[];
+  homeExists: boolean;
+}
+
+/** The directories a walk descends into, relative to the home; everything else is ignored. */
+const WALK_ROOTS = ['sessions', 'incidents', 'tmp/async-subagent-runs', 'loop-wait', 'loop-dash'];
+
+/**
+ * Lists and stats every artifact file. Symlinked directories are not followed (no loops); a
+ * directory that cannot be read is reported once and skipped.
+ */
+export async function walkHome(home: string): Promise<WalkResult> {
+  const files: FoundFile[] = [];
+  const problems: { file: string; message: string }[] = [];
+  try {
+    const st = await fsp.stat(home);
+    if (!st.isDirectory()) return { files, problems: [{ file: home, message: 'not a directory' }], homeExists: false };
+  } catch {
+    return { files, problems, homeExists: false };
+  }
+  for (const f of [homePaths(home).settings, homePaths(home).models]) {
+    const st = await statOrNull(f);
+    if (st?.isFile()) files.push({ kind: 'settings', file: f, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+  }
+  const walkDir = async (dir: string, depth: number): Promise<void> => {
+    let entries;
+    try {
+      entries = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') problems.push({ file: dir, message: `cannot read directory (${code ?? String(err)})` });
+      return;
+    }
+    const subdirs: string[] = [];
+    const stats: Promise<void>[] = [];
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (depth < 12 && !isTempName(e.name)) subdirs.push(full);
+      } else if (e.isFile()) {
+        const kind = classifyPath(home, full);
+        if (!kind) continue;
+        stats.push(
+          statOrNull(full).then((st) => {
+            if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+          }),
+        );
+      } else if (e.isSymbolicLink()) {
+        // Not followed: a symlink loop must not make the walk endless.
+        const target = await fsp.stat(full).catch(() => null);
+        if (target?.isDirectory()) problems.push({ file: full, message: 'symlinked directory not followed' });
+        else if (target?.isFile()) {
+          const kind = classifyPath(home, full);
+          if (kind) files.push({ kind, file: full, size: target.size, mtimeMs: target.mtimeMs, ino: target.ino });
+        } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
+      }
+    }
+    await Promise.all(stats);
+    for (const sub of subdirs) await walkDir(sub, depth + 1);
+  };
+  for (const r of WALK_ROOTS) await walkDir(path.join(home, r), 0);
+  return { files, problems, homeExists: true };
+}
+
+async function statOrNull(file: string): Promise<Stats | null> {
+  try {
+    return await fsp.stat(file);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Read one small JSON file (checkpoint, incident, status, receipt, settings, ack) whole, with a
+ * size cap. Never throws: every problem becomes a warning naming the file (and line).
+ */
+import { constants, promises as fsp } from 'node:fs';
+import type { Warning } from '../model/types.js';
+import { JSON_MAX_DEPTH, parseJsonText } from './json-text.js';
+
+/** Largest small JSON file we read; anything bigger is rejected unread. */
+export const JSON_FILE_MAX_BYTES = 1024 * 1024;
+
+/** Options for {@link readJsonFile}. */
+export interface ReadJsonOptions {
+  maxBytes?: number;
+  maxDepth?: number;
+}
+
+/** What {@link readJsonFile} saw. `value` is undefined when nothing usable was read. */
+export type JsonFileResult =
+  | { missing: true; warnings: Warning[] }
+  | {
+      missing: false;
+      value: unknown;
+      warnings: Warning[];
+      /** Empty or blank, or cut off mid-JSON: most likely a non-atomic writer mid-write. */
+      transient: boolean;
+      size: number;
+      mtimeMs: number;
+    };
+
+// O_NONBLOCK so a FIFO planted in a watched directory cannot hang the open; no effect on files.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/** Read and parse `file`. ENOENT/ENOTDIR → `{missing: true}`; other failures → warnings. */
+export async function readJsonFile(file: string, opts: ReadJsonOptions = {}): Promise<JsonFileResult> {
+  const maxBytes = opts.maxBytes ?? JSON_FILE_MAX_BYTES;
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, OPEN_FLAGS);
+  } catch (err) {
+    const code = errorCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { missing: true, warnings: [] };
+    return { missing: false, value: undefined, transient: false, size: 0, mtimeMs: 0, warnings: [fileWarning(file, `cannot open: ${describe(err)}`)] };
+  }
+  try {
+    const st = await handle.stat();
+    const base = { missing: false as const, size: st.size, mtimeMs: st.mtimeMs, transient: false };
+    if (!st.isFile()) return { ...base, value: undefined, warnings: [fileWarning(file, 'not a regular file')] };
+    if (st.size > maxBytes) {
+      return { ...base, value: undefined, warnings: [fileWarning(file, `file too large (${st.size} bytes, limit ${maxBytes})`)] };
+    }
+    // Read one byte past the cap so growth between stat and read is still caught.
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
+    let got = 0;
+    while (got < buf.length) {
+      const { bytesRead } = await handle.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    if (got > maxBytes) {
+      return { ...base, value: undefined, warnings: [fileWarning(file, `file too large (over ${maxBytes} bytes)`)] };
+    }
+    const text = buf.subarray(0, got).toString('utf8');
+    const result = parseJsonDocument(file, text, opts.maxDepth ?? JSON_MAX_DEPTH);
+    return { ...base, size: got, ...result };
+  } catch (err) {
+    return { missing: false, value: undefined, transient: false, size: 0, mtimeMs: 0, warnings: [fileWarning(file, `cannot read: ${describe(err)}`)] };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** Parse the text of a whole small JSON file into a value plus warnings (pure). */
+export function parseJsonDocument(
+  file: string,
+  text: string,
+  maxDepth = JSON_MAX_DEPTH,
+): { value: unknown; warnings: Warning[]; transient: boolean } {
+  if (text.replace(/^\uFEFF/, '').trim() === '') return { value: undefined, warnings: [], transient: true };
+  const parsed = parseJsonText(text, maxDepth);
+  if (!parsed.ok) {
+    const warning: Warning = { file, line: parsed.line, message: parsed.message, severity: 'error' };
+    if (parsed.offset !== null) warning.offset = Buffer.byteLength(text.slice(0, parsed.offset));
+    return { value: undefined, warnings: [warning], transient: parsed.truncated };
+  }
+  const warnings: Warning[] = [];
+  if (parsed.droppedProtoKeys > 0) {
+    warnings.push({ file, line: null, message: `ignored ${parsed.droppedProtoKeys} "__proto__" key(s)`, severity: 'warning' });
+  }
+  return { value: parsed.value, warnings, transient: false };
+}
+
+/** A whole-file warning (line null). */
+export function fileWarning(file: string, message: string, severity: Warning['severity'] = 'error'): Warning {
+  return { file, line: null, message, severity };
+}
+
+/** The `code` of a Node system error, if any. */
+export function errorCode(err: unknown): string | null {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : null;
+}
+
+function describe(err: unknown): string {
+  const code = errorCode(err);
+  if (code) return code;
+  return err instanceof Error ? err.message : String(err);
+}

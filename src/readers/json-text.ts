@@ -1,0 +1,225 @@
+/**
+ * Parse untrusted JSON text without crashing, blocking or polluting prototypes (RELIABILITY A12).
+ * Pure: no file system. Shared by the small-file readers and the small JSONL readers.
+ */
+
+/** Deepest nesting of objects/arrays we accept; real loop-pi and pi files stay far below it. */
+export const JSON_MAX_DEPTH = 64;
+
+/** The outcome of parsing one JSON text. */
+export type JsonTextResult =
+  | { ok: true; value: unknown; droppedProtoKeys: number }
+  | {
+      ok: false;
+      message: string;
+      /** 1-based line and column of the problem, when it can be located. */
+      line: number | null;
+      column: number | null;
+      /** UTF-16 offset into the text of the problem, when known. */
+      offset: number | null;
+      /** The text ended before the JSON did: typical of a writer caught mid-write. */
+      truncated: boolean;
+    };
+
+/**
+ * Parse `text` as JSON. Rejects nesting deeper than `maxDepth` before `JSON.parse` sees it (a
+ * deep file can exhaust the stack in later recursive code even when the parser copes), drops
+ * every `__proto__` key (so no later copy or merge can reach a prototype), and locates syntax
+ * errors by line and column, since Node 20's messages carry no position.
+ */
+export function parseJsonText(text: string, maxDepth = JSON_MAX_DEPTH): JsonTextResult {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const shift = body === text ? 0 : 1;
+  const deep = findExcessDepth(body, maxDepth);
+  if (deep !== null) {
+    return failure(text, `nesting deeper than ${maxDepth} levels`, deep + shift, false);
+  }
+  let dropped = 0;
+  try {
+    const value: unknown = JSON.parse(body, (key, v: unknown) => {
+      if (key === '__proto__') {
+        dropped++;
+        return undefined;
+      }
+      return v;
+    });
+    return { ok: true, value, droppedProtoKeys: dropped };
+  } catch (err) {
+    const at = locateJsonError(body);
+    const reason = err instanceof Error ? err.message : String(err);
+    const truncated = at !== null && at >= body.trimEnd().length;
+    return failure(text, `invalid JSON: ${firstLine(reason)}`, at === null ? null : at + shift, truncated);
+  }
+}
+
+function failure(text: string, message: string, offset: number | null, truncated: boolean): JsonTextResult {
+  if (offset === null) return { ok: false, message, line: null, column: null, offset: null, truncated };
+  const { line, column } = lineAndColumn(text, offset);
+  return { ok: false, message: `${message} (line ${line} column ${column})`, line, column, offset, truncated };
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n', 1)[0] ?? '';
+  return line.length > 160 ? `${line.slice(0, 160)}…` : line;
+}
+
+/** 1-based line and column of a UTF-16 offset. */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  const end = Math.min(offset, text.length);
+  for (let i = 0; i < end; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/** The offset of the bracket that goes deeper than `maxDepth`, or null. Strings are skipped. */
+function findExcessDepth(s: string, maxDepth: number): number | null {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped char
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > maxDepth) return i;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return null;
+}
+
+type Expect = 'value' | 'value-or-close' | 'key' | 'key-or-close' | 'colon' | 'comma-or-close' | 'end';
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/**
+ * The offset of the first JSON syntax error in `s`, or null when `s` is valid JSON. Iterative
+ * (explicit stack), so any input is safe; only used after `JSON.parse` has already failed.
+ */
+export function locateJsonError(s: string): number | null {
+  const stack: number[] = []; // 0x7b '{' or 0x5b '['
+  let expect: Expect = 'value';
+  let i = 0;
+  const afterValue = (): Expect => (stack.length > 0 ? 'comma-or-close' : 'end');
+  for (;;) {
+    while (i < s.length && isSpace(s.charCodeAt(i))) i++;
+    if (i >= s.length) return expect === 'end' ? null : s.length;
+    const c = s.charCodeAt(i);
+    switch (expect) {
+      case 'end':
+        return i;
+      case 'colon':
+        if (c !== 0x3a) return i;
+        i++;
+        expect = 'value';
+        break;
+      case 'comma-or-close': {
+        const top = stack[stack.length - 1];
+        if (c === 0x2c) {
+          i++;
+          expect = top === 0x7b ? 'key' : 'value';
+        } else if ((top === 0x7b && c === 0x7d) || (top === 0x5b && c === 0x5d)) {
+          stack.pop();
+          i++;
+          expect = afterValue();
+        } else {
+          return i;
+        }
+        break;
+      }
+      case 'key':
+      case 'key-or-close': {
+        if (expect === 'key-or-close' && c === 0x7d) {
+          stack.pop();
+          i++;
+          expect = afterValue();
+          break;
+        }
+        if (c !== 0x22) return i;
+        const end = scanString(s, i);
+        if (end < 0) return -end - 1;
+        i = end;
+        expect = 'colon';
+        break;
+      }
+      case 'value':
+      case 'value-or-close': {
+        if (expect === 'value-or-close' && c === 0x5d) {
+          stack.pop();
+          i++;
+          expect = afterValue();
+          break;
+        }
+        if (c === 0x7b || c === 0x5b) {
+          stack.push(c);
+          i++;
+          expect = c === 0x7b ? 'key-or-close' : 'value-or-close';
+          break;
+        }
+        const end = scanScalar(s, i);
+        if (end < 0) return -end - 1;
+        i = end;
+        expect = afterValue();
+        break;
+      }
+      default: {
+        const never: never = expect;
+        return never;
+      }
+    }
+  }
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+/** End offset of the scalar at `i`, or −(error offset) − 1. */
+function scanScalar(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c === 0x22) return scanString(s, i);
+  for (const word of ['true', 'false', 'null']) {
+    if (s.startsWith(word, i)) return i + word.length;
+  }
+  NUMBER.lastIndex = i;
+  const m = NUMBER.exec(s);
+  if (m && m[0].length > 0) return i + m[0].length;
+  return -i - 1;
+}
+
+/** End offset of the string starting at `i` (a `"`), or −(error offset) − 1. */
+function scanString(s: string, i: number): number {
+  let j = i + 1;
+  while (j < s.length) {
+    const c = s.charCodeAt(j);
+    if (c === 0x22) return j + 1;
+    if (c < 0x20) return -j - 1;
+    if (c === 0x5c) {
+      const e = s.charCodeAt(j + 1);
+      if (e === 0x75) {
+        if (!/^[0-9a-fA-F]{4}$/.test(s.slice(j + 2, j + 6))) return -(j + 1) - 1;
+        j += 6;
+        continue;
+      }
+      if (!'"\\/bfnrt'.includes(s[j + 1] ?? '')) return -(j + 1) - 1;
+      j += 2;
+      continue;
+    }
+    j++;
+  }
+  return -s.length - 1;
+}
+
+/** A plain (non-array) JSON object. */
+export function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

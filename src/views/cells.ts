@@ -1,0 +1,82 @@
+/**
+ * The text of every cell of a session row, pure and shared by the TUI and the plain `status`
+ * table, so the two can never disagree about a number.
+ */
+import { formatRemaining } from '../model/clocks.js';
+import type { SessionView } from '../model/snapshot.js';
+
+/** Urgency of a countdown: warning under 3 min, critical under 1 min (SPEC §5). */
+export type Urgency = 'ok' | 'warning' | 'critical' | 'none';
+
+export function urgency(remainingMs: number | null | undefined): Urgency {
+  if (remainingMs === null || remainingMs === undefined || !Number.isFinite(remainingMs)) return 'none';
+  if (remainingMs < 60_000) return 'critical';
+  if (remainingMs < 180_000) return 'warning';
+  return 'ok';
+}
+
+/** Column ids, in display order. */
+export const COLUMNS = ['name', 'model', 'state', 'inactivity', 'absolute', 'first', 'episode', 'resume', 'armed', 'incidents', 'age'] as const;
+export type ColumnId = (typeof COLUMNS)[number];
+
+export const COLUMN_TITLES: Record<ColumnId, string> = {
+  name: 'NAME',
+  model: 'MODEL',
+  state: 'STATE',
+  inactivity: 'INACT',
+  absolute: 'ABS',
+  first: 'FIRST',
+  episode: 'EPISODE',
+  resume: 'RESUME',
+  armed: 'ARMED',
+  incidents: 'INC',
+  age: 'AGE',
+};
+
+export interface Cell {
+  text: string;
+  urgency: Urgency;
+}
+
+const plain = (text: string): Cell => ({ text, urgency: 'none' });
+
+/** Short age: `4s`, `3m`, `2h`, `5d`. */
+export function formatAge(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms)) return '—';
+  if (ms < 0) return `-${formatAge(-ms)}`;
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+const FIRST_LABEL = { inactivity: 'inact', absolute: 'abs', episode: 'episode' } as const;
+
+/** `age` is the data age: the checkpoint's, or (prefixed `~`) the session file's last activity. */
+export function sessionCells(v: SessionView, now: number): Record<ColumnId, Cell> {
+  const c = v.clocks;
+  const first = c.firstToFire;
+  const firstRemaining = first === 'inactivity' ? c.inactivity?.remainingMs : first === 'absolute' ? c.absolute?.remainingMs : first === 'episode' ? c.episode?.remainingMs : null;
+  return {
+    name: plain(v.name),
+    model: plain(v.model ?? '—'),
+    state: plain(v.state + (v.source.stale ? ' (stale)' : '')),
+    inactivity: { text: formatRemaining(c.inactivity?.remainingMs ?? null), urgency: urgency(c.inactivity?.remainingMs) },
+    absolute: { text: formatRemaining(c.absolute?.remainingMs ?? null), urgency: urgency(c.absolute?.remainingMs) },
+    first: first
+      ? { text: `${FIRST_LABEL[first]}${c.marginMs !== null ? ` by ${formatRemaining(c.marginMs)}` : ''}`, urgency: urgency(firstRemaining) }
+      : plain('—'),
+    episode: c.episode
+      ? { text: `${formatRemaining(c.episode.remainingMs)} ${c.episode.attemptsLeft}/${c.episode.maxAttempts} left`, urgency: urgency(c.episode.remainingMs) }
+      : plain('—'),
+    resume: c.nextResume
+      ? { text: `${formatRemaining(c.nextResume.remainingMs)} #${c.nextResume.step} ${c.nextResume.source === 'scheduled' ? 'sched' : 'pred'}`, urgency: 'none' }
+      : c.nextRetry
+        ? { text: `retry ${formatRemaining(c.nextRetry.remainingMs)}`, urgency: 'none' }
+        : plain('—'),
+    armed: plain(v.held ? 'HELD' : v.armed === true ? 'armed' : v.armed === false ? 'disarmed' : '—'),
+    incidents: plain(v.incidents ? String(v.incidents) : '·'),
+    age: plain(v.source.checkpoint ? `${formatAge(v.source.checkpointAgeMs)}${v.source.stale ? '!' : ''}` : v.lastActivityAt !== null ? `~${formatAge(now - v.lastActivityAt)}` : '—'),
+  };
+}
