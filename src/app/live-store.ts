@@ -1,0 +1,47 @@
+/**
+ * The live model behind the dashboard: one HomeReader per home feeding one reducer. Listeners are
+ * told at most once per batch, so a burst of appends costs one render.
+ */
+import { initialModelState, reduceEvents, type ModelState } from '../model/reducer.js';
+import type { ReaderEvent } from '../model/types.js';
+import { HomeReader, type HomeReaderOptions } from '../readers/home-reader.js';
+
+export interface LiveStore {
+  getState(): ModelState;
+  subscribe(listener: () => void): () => void;
+  /** Starts every home reader; resolves when each home has been read once. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Events folded in so far (for diagnostics and benchmarks). */
+  readonly eventsSeen: number;
+}
+
+export type LiveStoreOptions = Omit<HomeReaderOptions, 'home' | 'emit'>;
+
+export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): LiveStore {
+  let state = initialModelState();
+  let eventsSeen = 0;
+  const listeners = new Set<() => void>();
+  const emit = (events: ReaderEvent[]) => {
+    eventsSeen += events.length;
+    state = reduceEvents(state, events);
+    for (const l of listeners) l();
+  };
+  const readers = homes.map((home) => new HomeReader({ ...opts, home, emit }));
+  return {
+    getState: () => state,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async start() {
+      await Promise.all(readers.map((r) => r.start()));
+    },
+    async stop() {
+      await Promise.all(readers.map((r) => r.stop()));
+    },
+    get eventsSeen() {
+      return eventsSeen;
+    },
+  };
+}
