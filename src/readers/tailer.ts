@@ -1,0 +1,349 @@
+/**
+ * The shared tailer (STYLE "Tail strictly", RELIABILITY A/B): per file a byte offset, an identity
+ * (device, inode) and a head fingerprint; each poll opens, reads only what was appended, closes.
+ * A file that shrank, changed identity or got a different head is re-read from 0.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { DEFAULT_MAX_LINE_BYTES, LineAssembler, type AssembledLine, type PendingLine } from './line-assembler.js';
+import { readAt, type ReadCounter } from './read-counter.js';
+
+/** Bytes of the file head kept to detect an in-place rewrite. */
+export const HEAD_FINGERPRINT_BYTES = 64;
+/** Default read size per syscall. */
+export const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+
+/** Why a tailer started over: shrank, other inode, or same inode with a different head. */
+export type TailReset = 'truncated' | 'replaced' | 'rewritten';
+
+/** Which file a tailer is following: (device, inode) and its first bytes. */
+export interface FileIdentity {
+  dev: bigint;
+  ino: bigint;
+  /** The first min(64, size) bytes seen. */
+  head: Buffer;
+}
+
+/** The outcome of one poll. Never thrown: a missing file is `gone`, other failures are `error`. */
+export interface TailResult {
+  lines: AssembledLine[];
+  reset: TailReset | null;
+  gone: boolean;
+  size: number;
+  mtimeMs: number;
+  /** Content bytes read by this poll. */
+  bytesRead: number;
+  /** Fingerprint bytes read by this poll (to detect rewrites). */
+  probeBytes: number;
+  /** The kept partial last line after this poll. */
+  pending: PendingLine | null;
+  /** More appended bytes remain beyond `maxBytesPerPoll`; poll again. */
+  more: boolean;
+  /** e.g. `EACCES: permission denied`; the tailer keeps its state and retries next poll. */
+  error?: string;
+}
+
+/** Options of a `FileTailer`. */
+export interface FileTailerOptions {
+  /** Begin here instead of at 0 (a tail window); the line cut by it is dropped silently. */
+  startOffset?: number;
+  /** The line number at `startOffset` when it is known to be a line start (e.g. 2 after a header). */
+  startLine?: number;
+  maxLineBytes?: number;
+  chunkBytes?: number;
+  /** Bound on content bytes per poll (default: read to the size seen at this poll). */
+  maxBytesPerPoll?: number;
+  counter?: ReadCounter;
+  /** The identity the caller already saw (e.g. while reading the header): a mismatch is a reset. */
+  expectIdentity?: FileIdentity;
+  /** true (default): after a reset read from 0 at once; false: report the reset, read nothing. */
+  rereadOnReset?: boolean;
+}
+
+export class FileTailer {
+  readonly file: string;
+  private readonly assembler: LineAssembler;
+  private readonly chunkBytes: number;
+  private readonly maxBytesPerPoll: number;
+  private readonly counter: ReadCounter | undefined;
+  private readonly rereadOnReset: boolean;
+  private position: number;
+  private identity: FileIdentity | null;
+  private lastSize = -1;
+  private lastMtimeNs = -1n;
+
+  constructor(file: string, opts: FileTailerOptions = {}) {
+    this.file = file;
+    this.assembler = new LineAssembler({ maxLineBytes: opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES });
+    this.chunkBytes = Math.max(1, opts.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+    this.maxBytesPerPoll = opts.maxBytesPerPoll ?? Infinity;
+    this.counter = opts.counter;
+    this.rereadOnReset = opts.rereadOnReset ?? true;
+    this.identity = opts.expectIdentity ?? null;
+    const start = Math.max(0, opts.startOffset ?? 0);
+    if (start === 0 || opts.startLine !== undefined) {
+      this.position = start;
+      this.assembler.reset(start, { line: start === 0 ? 1 : (opts.startLine ?? null) });
+    } else {
+      // Start one byte early and drop through the first LF: if that byte is the LF, the line at
+      // `start` is whole and kept; otherwise the cut line is dropped.
+      this.position = start - 1;
+      this.assembler.reset(start - 1, { discardFirst: true });
+    }
+  }
+
+  /** Offset of the next byte to read (everything before it has been consumed). */
+  offset(): number {
+    return this.position;
+  }
+
+  /** The kept partial last line, if any. */
+  pending(): PendingLine | null {
+    return this.assembler.pending();
+  }
+
+  /** The identity seen at the last poll, or null before the first. */
+  fileIdentity(): FileIdentity | null {
+    return this.identity;
+  }
+
+  /** Stats the file and reads what was appended since the last poll. */
+  async poll(): Promise<TailResult> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.file, 'r');
+    } catch (err) {
+      const code = errCode(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return this.empty({ gone: true });
+      return this.empty({ error: errText(err) });
+    }
+    try {
+      return await this.pollOpen(handle);
+    } catch (err) {
+      return this.empty({ error: errText(err) });
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  }
+
+  private async pollOpen(handle: FileHandle): Promise<TailResult> {
+    // Stat the handle we read from, so identity and content cannot come from different files.
+    const st = await handle.stat({ bigint: true });
+    if (!st.isFile()) return this.empty({ error: 'not a regular file' });
+    const size = Number(st.size);
+    const mtimeMs = Number(st.mtimeNs) / 1e6;
+    let probeBytes = 0;
+    let reset: TailReset | null = null;
+    let head: Buffer | null = null;
+    const known = this.identity;
+    const changed = size !== this.lastSize || st.mtimeNs !== this.lastMtimeNs;
+    if (known && (known.dev !== st.dev || known.ino !== st.ino)) {
+      reset = 'replaced';
+    } else if (size < this.position) {
+      reset = 'truncated';
+    } else if (!known || changed) {
+      head = await readAt(handle, 0, Math.min(HEAD_FINGERPRINT_BYTES, size), this.counter, 'probe');
+      probeBytes += head.length;
+      if (known && known.head.length > 0) {
+        if (head.length < known.head.length) reset = 'truncated';
+        else if (!head.subarray(0, known.head.length).equals(known.head)) reset = 'rewritten';
+      }
+    }
+    this.lastSize = size;
+    this.lastMtimeNs = st.mtimeNs;
+    if (reset !== null) {
+      this.position = 0;
+      this.assembler.reset(0);
+      if (head === null) {
+        head = await readAt(handle, 0, Math.min(HEAD_FINGERPRINT_BYTES, size), this.counter, 'probe');
+        probeBytes += head.length;
+      }
+    }
+    if (head !== null) this.identity = { dev: st.dev, ino: st.ino, head };
+    if (reset !== null && !this.rereadOnReset) {
+      // The caller starts over its own way; make sure a later poll still sees the change.
+      this.lastSize = -1;
+      return { ...this.empty({}), reset, size, mtimeMs, probeBytes };
+    }
+
+    const lines: AssembledLine[] = [];
+    const end = Math.min(size, this.position + this.maxBytesPerPoll);
+    let bytesRead = 0;
+    let error: string | undefined;
+    try {
+      while (this.position < end) {
+        const buf = await readAt(handle, this.position, Math.min(this.chunkBytes, end - this.position), this.counter);
+        if (buf.length === 0) break; // shrank while we read: the next poll sees it
+        for (const line of this.assembler.push(buf)) lines.push(line);
+        this.position += buf.length;
+        bytesRead += buf.length;
+      }
+    } catch (err) {
+      // Keep what was assembled; the offset stops where the good bytes ended.
+      error = errText(err);
+    }
+    const result: TailResult = {
+      lines,
+      reset,
+      gone: false,
+      size,
+      mtimeMs,
+      bytesRead,
+      probeBytes,
+      pending: this.assembler.pending(),
+      more: this.position < size,
+    };
+    if (error !== undefined) result.error = error;
+    return result;
+  }
+
+  private empty(extra: { gone?: boolean; error?: string }): TailResult {
+    const result: TailResult = {
+      lines: [],
+      reset: null,
+      gone: extra.gone ?? false,
+      size: extra.gone ? 0 : Math.max(0, this.lastSize),
+      mtimeMs: extra.gone || this.lastMtimeNs < 0n ? 0 : Number(this.lastMtimeNs) / 1e6,
+      bytesRead: 0,
+      probeBytes: 0,
+      pending: this.assembler.pending(),
+      more: false,
+    };
+    if (extra.error !== undefined) result.error = extra.error;
+    return result;
+  }
+}
+
+/** Options of `scanBackward`. */
+export interface ScanBackwardOptions {
+  /** Scan the bytes before this offset; it should be a line start or the end of the file. */
+  from: number;
+  /** Stop at this offset, a known line start (default 0). */
+  to?: number;
+  chunkBytes?: number;
+  /** At most this many bytes are read (Infinity allowed). */
+  maxBytes?: number;
+  /** Raw substrings (no LF), e.g. `"customType":"loop-continuation-state"`. */
+  needles: string[];
+  counter?: ReadCounter;
+  /** Lines longer than this are skipped. */
+  maxLineBytes?: number;
+  /** Rejects a false match (e.g. the needle inside nested data); the search goes on before it. */
+  accept?: (needle: string, text: string) => boolean;
+}
+
+/** The last line found for each needle. */
+export interface ScanBackwardResult {
+  /** Per needle found: the byte offset of its last line's start, and that line's text. */
+  found: Record<string, { offset: number; text: string }>;
+  bytesScanned: number;
+  error?: string;
+}
+
+/**
+ * Reads a file backwards in chunks from `from` to find, for each needle, the last complete line
+ * containing it. Bytes between the last LF before `from` and `from` are an unfinished line and are
+ * ignored. Stops when every needle is found, at `to`, or after `maxBytes`. Never throws.
+ */
+export async function scanBackward(file: string, opts: ScanBackwardOptions): Promise<ScanBackwardResult> {
+  const found: Record<string, { offset: number; text: string }> = {};
+  const to = Math.max(0, opts.to ?? 0);
+  const from = Math.max(to, opts.from);
+  const chunkBytes = Math.max(1, opts.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+  const maxBytes = opts.maxBytes ?? Infinity;
+  const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const floor = Number.isFinite(maxBytes) ? Math.max(to, from - Math.max(0, maxBytes)) : to;
+  const remaining = new Map(opts.needles.filter((n) => n.length > 0).map((n) => [n, Buffer.from(n, 'utf8')] as const));
+  let pos = from;
+  // `carry`: bytes from `pos` up to the earliest LF seen so far (exclusive): the start of a line
+  // whose beginning lies further back. `carryWhole`: that line is complete (ends in an LF we saw).
+  let carry: Buffer = Buffer.alloc(0);
+  let carryWhole = false;
+  let oversized = false;
+
+  // Searches `area` (whole lines; `area` begins at a line start and its last line ends at its end).
+  const search = (area: Buffer, areaOffset: number): void => {
+    for (const [needle, bytes] of remaining) {
+      let limit = area.length - bytes.length;
+      while (limit >= 0) {
+        const at = area.lastIndexOf(bytes, limit);
+        if (at < 0) break;
+        const start = area.lastIndexOf(LF_BYTE, at) + 1;
+        const lfAt = area.indexOf(LF_BYTE, at + bytes.length);
+        const endAt = lfAt < 0 ? area.length : lfAt;
+        const text = decodeLine(area.subarray(start, endAt), areaOffset + start === 0);
+        if (!opts.accept || opts.accept(needle, text)) {
+          found[needle] = { offset: areaOffset + start, text };
+          remaining.delete(needle);
+          break;
+        }
+        limit = start - 1 - bytes.length;
+      }
+    }
+  };
+
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    return { found, bytesScanned: 0, error: errText(err) };
+  }
+  try {
+    while (pos > floor && remaining.size > 0) {
+      const start = Math.max(floor, pos - chunkBytes);
+      const chunk = await readAt(handle, start, pos - start, opts.counter);
+      if (chunk.length < pos - start) break; // the file shrank under us: stop, report what we have
+      pos = start;
+      const firstLf = chunk.indexOf(LF_BYTE);
+      if (firstLf < 0) {
+        if (!oversized) carry = carry.length === 0 ? chunk : Buffer.concat([chunk, carry]);
+        if (carry.length > maxLineBytes) {
+          oversized = true;
+          carry = Buffer.alloc(0);
+        }
+        continue;
+      }
+      // Whole lines: from just after the chunk's first LF through the carry (when it is whole).
+      const tail = chunk.subarray(firstLf + 1);
+      const lineBytes = oversized || !carryWhole ? tail.subarray(0, tail.lastIndexOf(LF_BYTE) + 1) : tail;
+      const area = carryWhole && !oversized && carry.length > 0 ? Buffer.concat([tail, carry]) : lineBytes;
+      if (area.length > 0) search(trimLastLf(area), start + firstLf + 1);
+      carry = chunk.subarray(0, firstLf);
+      carryWhole = true;
+      oversized = false;
+      if (carry.length > maxLineBytes) {
+        oversized = true;
+        carry = Buffer.alloc(0);
+      }
+    }
+    // At `to` the carry is a whole line that starts there.
+    if (pos === to && carryWhole && !oversized && carry.length > 0 && remaining.size > 0) search(carry, to);
+    return { found, bytesScanned: from - pos };
+  } catch (err) {
+    return { found, bytesScanned: from - pos, error: errText(err) };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+const LF_BYTE = 0x0a;
+
+function trimLastLf(buf: Buffer): Buffer {
+  return buf.length > 0 && buf[buf.length - 1] === LF_BYTE ? buf.subarray(0, buf.length - 1) : buf;
+}
+
+function decodeLine(buf: Buffer, atFileStart: boolean): string {
+  let b = buf;
+  if (atFileStart && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) b = b.subarray(3);
+  if (b.length > 0 && b[b.length - 1] === 0x0d) b = b.subarray(0, b.length - 1);
+  return b.toString('utf8');
+}
+
+function errCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}
+
+function errText(err: unknown): string {
+  const code = errCode(err);
+  const message = err instanceof Error ? err.message : String(err);
+  return code && !message.startsWith(code) ? `${code}: ${message}` : message;
+}
