@@ -4,7 +4,7 @@
  */
 import { constants, promises as fsp } from 'node:fs';
 import type { Warning } from '../model/types.js';
-import { JSON_MAX_DEPTH, parseJsonText } from './json-text.js';
+import { isJsonObject, JSON_MAX_DEPTH, parseJsonText } from './json-text.js';
 
 /** Largest small JSON file we read; anything bigger is rejected unread. */
 export const JSON_FILE_MAX_BYTES = 1024 * 1024;
@@ -104,4 +104,36 @@ function describe(err: unknown): string {
   const code = errorCode(err);
   if (code) return code;
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * What every small-file reader returns. `missing`: the file is not there (a removal, not an
+ * error). `transient`: empty or cut off mid-JSON, most likely a writer mid-write — keep the last
+ * good value and re-read; report the warnings only if it stays that way.
+ */
+export interface SmallFileRead<T> {
+  record: T | null;
+  warnings: Warning[];
+  missing: boolean;
+  transient: boolean;
+  mtimeMs: number | null;
+}
+
+/**
+ * Read a small JSON file that must hold one JSON object. On success `object` is the parsed
+ * object; otherwise it is null and `read` (with `record: null`) says why.
+ */
+export async function readJsonObjectFile(
+  file: string,
+  opts: ReadJsonOptions = {},
+): Promise<{ object: Record<string, unknown> | null; read: SmallFileRead<never> }> {
+  const r = await readJsonFile(file, opts);
+  if (r.missing) return { object: null, read: { record: null, warnings: r.warnings, missing: true, transient: false, mtimeMs: null } };
+  const read: SmallFileRead<never> = { record: null, warnings: r.warnings, missing: false, transient: r.transient, mtimeMs: r.mtimeMs };
+  if (r.value === undefined) return { object: null, read };
+  if (!isJsonObject(r.value)) {
+    read.warnings = [...r.warnings, fileWarning(file, `expected a JSON object, found ${r.value === null ? 'null' : Array.isArray(r.value) ? 'an array' : typeof r.value}`)];
+    return { object: null, read };
+  }
+  return { object: r.value, read };
 }

@@ -1,0 +1,164 @@
+/**
+ * Follow a small append-only JSON Lines file (a state log, our action journal) with a byte offset
+ * and a kept partial line. Simpler than the session tailer: these files are small, so there is
+ * no head fingerprint — a shrink or a new inode re-reads from 0. Never throws.
+ */
+import { constants, promises as fsp } from 'node:fs';
+import type { Warning } from '../model/types.js';
+import { errorCode, fileWarning } from './json-file.js';
+import { parseJsonText } from './json-text.js';
+
+/** Longest line we parse; a longer one is skipped with a warning. */
+export const JSONL_MAX_LINE_BYTES = 1024 * 1024;
+
+const CHUNK = 64 * 1024;
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/** One complete, parsed line. */
+export interface JsonlLine {
+  /** 1-based line number in the file. */
+  line: number;
+  /** Byte offset of the line's first byte. */
+  offset: number;
+  value: unknown;
+}
+
+/** What one {@link JsonlFollower.update} found. */
+export interface JsonlUpdate {
+  lines: JsonlLine[];
+  /** The file shrank, was replaced or vanished: drop what was read before. */
+  reset: boolean;
+  missing: boolean;
+  warnings: Warning[];
+}
+
+/** Incremental reader of one JSONL file. */
+export class JsonlFollower {
+  private offset = 0;
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  private partialStart = 0;
+  /** Dropping the rest of an over-long line until its newline. */
+  private skipping = false;
+  private lineNo = 0;
+  private identity: string | null = null;
+
+  constructor(
+    readonly file: string,
+    private readonly maxLineBytes = JSONL_MAX_LINE_BYTES,
+  ) {}
+
+  /** Bytes consumed so far (complete lines plus the kept partial line). */
+  get bytesRead(): number {
+    return this.offset;
+  }
+
+  /** Bytes of an incomplete last line held back until its newline arrives (0 when none). */
+  get pendingBytes(): number {
+    return this.partialBytes;
+  }
+
+  /** Read what was appended since the last call. */
+  async update(): Promise<JsonlUpdate> {
+    const warnings: Warning[] = [];
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(this.file, OPEN_FLAGS);
+    } catch (err) {
+      const code = errorCode(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        const reset = this.identity !== null || this.offset > 0;
+        this.restart(null);
+        return { lines: [], reset, missing: true, warnings };
+      }
+      return { lines: [], reset: false, missing: false, warnings: [fileWarning(this.file, `cannot open: ${code ?? String(err)}`)] };
+    }
+    try {
+      const st = await handle.stat();
+      if (!st.isFile()) return { lines: [], reset: false, missing: false, warnings: [fileWarning(this.file, 'not a regular file')] };
+      const identity = `${st.dev}:${st.ino}`;
+      let reset = false;
+      if (this.identity !== identity || st.size < this.offset) {
+        reset = this.identity !== null || this.offset > 0;
+        this.restart(identity);
+      }
+      const lines: JsonlLine[] = [];
+      const buf = Buffer.alloc(CHUNK);
+      while (this.offset < st.size) {
+        const want = Math.min(CHUNK, st.size - this.offset);
+        const { bytesRead } = await handle.read(buf, 0, want, this.offset);
+        if (bytesRead === 0) break;
+        this.consume(buf.subarray(0, bytesRead), lines, warnings);
+      }
+      return { lines, reset, missing: false, warnings };
+    } catch (err) {
+      return { lines: [], reset: false, missing: false, warnings: [fileWarning(this.file, `cannot read: ${errorCode(err) ?? String(err)}`)] };
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  }
+
+  private restart(identity: string | null): void {
+    this.identity = identity;
+    this.offset = 0;
+    this.partial = [];
+    this.partialBytes = 0;
+    this.partialStart = 0;
+    this.skipping = false;
+    this.lineNo = 0;
+  }
+
+  /** Split a chunk on LF at the byte level (a UTF-8 character split across chunks stays intact). */
+  private consume(chunk: Buffer, lines: JsonlLine[], warnings: Warning[]): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      const end = nl < 0 ? chunk.length : nl;
+      const piece = chunk.subarray(start, end);
+      if (!this.skipping) {
+        if (this.partialBytes + piece.length > this.maxLineBytes) {
+          this.skipping = true;
+          this.partial = [];
+        } else if (piece.length > 0) {
+          this.partial.push(Buffer.from(piece));
+        }
+      }
+      this.partialBytes += piece.length;
+      this.offset += piece.length;
+      if (nl < 0) return;
+      this.offset += 1;
+      this.lineNo++;
+      this.finishLine(lines, warnings);
+      start = nl + 1;
+    }
+  }
+
+  private finishLine(lines: JsonlLine[], warnings: Warning[]): void {
+    const line = this.lineNo;
+    const offset = this.partialStart;
+    const size = this.partialBytes;
+    const skipped = this.skipping;
+    const bytes = Buffer.concat(this.partial);
+    this.partial = [];
+    this.partialBytes = 0;
+    this.partialStart = this.offset;
+    this.skipping = false;
+    if (skipped) {
+      warnings.push({ file: this.file, line, offset, message: `line too long (${size} bytes), skipped`, severity: 'error' });
+      return;
+    }
+    let text = bytes.toString('utf8');
+    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    if (text.trim() === '') return;
+    const parsed = parseJsonText(text);
+    if (!parsed.ok) {
+      warnings.push({ file: this.file, line, offset, message: parsed.message.replace(/ \(line 1 column (\d+)\)$/, ' (column $1)'), severity: 'error' });
+      return;
+    }
+    if (parsed.droppedProtoKeys > 0) {
+      warnings.push({ file: this.file, line, offset, message: `ignored ${parsed.droppedProtoKeys} "__proto__" key(s)`, severity: 'warning' });
+    }
+    lines.push({ line, offset, value: parsed.value });
+  }
+}

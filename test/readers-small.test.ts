@@ -1,0 +1,477 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readCheckpointFile, isCheckpointFileName } from '../src/readers/checkpoint-file.js';
+import { readJsonFile } from '../src/readers/json-file.js';
+import { locateJsonError, parseJsonText } from '../src/readers/json-text.js';
+import { readLaneStatus } from '../src/readers/lane-status.js';
+import { isResumeEvent, StateLogReader, stateLogPathFor } from '../src/readers/state-log.js';
+import { isReceiptStale, readReceipt } from '../src/readers/receipt-file.js';
+import { readHomeSettings } from '../src/readers/settings-file.js';
+import { JournalReader, readAck, readJournal } from '../src/readers/journal.js';
+import { readIncidentFile } from '../src/readers/incident-file.js';
+
+const dirs: string[] = [];
+function tmpHome(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-small-'));
+  dirs.push(d);
+  return d;
+}
+after(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function write(file: string, text: string): string {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+
+function checkpoint(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    v: 1,
+    session: 'sess-1',
+    sessionFile: '/h/sessions/--r--/x_sess-1.jsonl',
+    role: 'root',
+    parentSession: null,
+    cwd: '/r',
+    pid: 4242,
+    pidStart: '123456',
+    host: 'box',
+    model: 'anthropic/claude',
+    thinking: 'high',
+    limits: { inactivityMs: 900000, absoluteMs: 4500000, episodeMs: 1200000, episodeMaxAttempts: 4 },
+    state: 'requesting',
+    request: { turn: 3, startedAt: T0, lastModelEventAt: T0 + 1000, lastTransportEventAt: T0 + 2000, modelEvents: 5, keepalives: 1 },
+    episode: null,
+    recovery: null,
+    lastStop: null,
+    held: null,
+    ownerAbort: null,
+    updatedAt: T0 + 2000,
+    ...over,
+  };
+}
+
+function deepJson(depth: number): string {
+  return '['.repeat(depth) + ']'.repeat(depth);
+}
+
+describe('json-text and json-file', () => {
+  test('locates a syntax error by line and column', () => {
+    const text = '{\n  "a": 1,\n  "b": }\n';
+    const r = parseJsonText(text);
+    assert.equal(r.ok, false);
+    if (r.ok) return;
+    assert.equal(r.line, 3);
+    assert.equal(r.column, 8);
+    assert.match(r.message, /line 3 column 8/);
+    assert.equal(r.truncated, false);
+    assert.equal(locateJsonError('{"a":[1,2,{"b":null}],"c":"\\u00e9"}'), null);
+    assert.equal(locateJsonError('{"a":1}}'), 7);
+  });
+
+  test('a cut-off document is marked truncated', () => {
+    const r = parseJsonText('{"a": [1, 2');
+    assert.equal(r.ok, false);
+    assert.equal(!r.ok && r.truncated, true);
+  });
+
+  test('missing, empty, good, bad', async () => {
+    const home = tmpHome();
+    assert.deepEqual(await readJsonFile(path.join(home, 'nope.json')), { missing: true, warnings: [] });
+    assert.deepEqual(await readJsonFile(path.join(home, 'nope', 'deeper.json')), { missing: true, warnings: [] });
+    const empty = await readJsonFile(write(path.join(home, 'empty.json'), ''));
+    assert.equal(!empty.missing && empty.transient, true);
+    assert.deepEqual(empty.warnings, []);
+    const good = await readJsonFile(write(path.join(home, 'good.json'), '\uFEFF{"a": 1}\n'));
+    assert.equal(!good.missing && (good.value as { a: number }).a, 1);
+    const bad = await readJsonFile(write(path.join(home, 'bad.json'), '{\n"a": 1,\n"b": tru\n}'));
+    assert.equal(bad.warnings.length, 1);
+    assert.equal(bad.warnings[0]?.file, path.join(home, 'bad.json'));
+    assert.equal(bad.warnings[0]?.line, 3);
+  });
+
+  test('a deep file is rejected without a crash; one over the cap is not even read', async () => {
+    const home = tmpHome();
+    const deep = await readJsonFile(write(path.join(home, 'deep.json'), deepJson(500_000)));
+    assert.equal(!deep.missing && deep.value, undefined);
+    assert.match(deep.warnings[0]?.message ?? '', /nesting deeper than 64/);
+    const huge = await readJsonFile(write(path.join(home, 'huge.json'), deepJson(1_000_000)));
+    assert.match(huge.warnings[0]?.message ?? '', /too large/);
+  });
+
+  test('a FIFO does not hang the reader', { skip: process.platform === 'win32' }, async () => {
+    const home = tmpHome();
+    const fifo = path.join(home, 'pipe.json');
+    execFileSync('mkfifo', [fifo]);
+    const r = await readJsonFile(fifo);
+    assert.match(r.warnings[0]?.message ?? '', /not a regular file/);
+  });
+});
+
+describe('checkpoint file', () => {
+  test('good file; unknown fields kept; temp names are not checkpoints', async () => {
+    const home = tmpHome();
+    const file = write(path.join(home, 'loop-dash/checkpoints/sess-1.json'), JSON.stringify(checkpoint({ extra: { x: 1 } })));
+    const r = await readCheckpointFile(home, file);
+    assert.deepEqual(r.warnings, []);
+    assert.equal(r.record?.session, 'sess-1');
+    assert.equal(r.record?.checkpoint.request?.turn, 3);
+    assert.deepEqual((r.record?.checkpoint as Record<string, unknown>).extra, { x: 1 });
+    assert.ok((r.record?.mtimeMs ?? 0) > 0);
+    assert.equal(isCheckpointFileName('sess-1.json'), true);
+    assert.equal(isCheckpointFileName('.sess-1.json.tmp-123'), false);
+    assert.equal(isCheckpointFileName('sess-1.json.tmp123.json'), false);
+  });
+
+  test('missing, empty (transient, silent), cut off (transient), bad JSON with line', async () => {
+    const home = tmpHome();
+    const dir = path.join(home, 'loop-dash/checkpoints');
+    const missing = await readCheckpointFile(home, path.join(dir, 'gone.json'));
+    assert.equal(missing.missing, true);
+    assert.equal(missing.record, null);
+    const empty = await readCheckpointFile(home, write(path.join(dir, 'e.json'), ''));
+    assert.equal(empty.transient, true);
+    assert.deepEqual(empty.warnings, []);
+    const cut = await readCheckpointFile(home, write(path.join(dir, 'c.json'), JSON.stringify(checkpoint()).slice(0, 100)));
+    assert.equal(cut.transient, true);
+    assert.equal(cut.record, null);
+    const bad = await readCheckpointFile(home, write(path.join(dir, 'b.json'), '{\n "v": 1,\n "session": "x",,\n}'));
+    assert.equal(bad.record, null);
+    assert.equal(bad.transient, false);
+    assert.equal(bad.warnings[0]?.line, 3);
+    assert.equal(bad.warnings[0]?.file, path.join(dir, 'b.json'));
+  });
+
+  test('schema failure names the zod path', async () => {
+    const home = tmpHome();
+    const bad = checkpoint({ state: 'dancing' });
+    (bad.request as Record<string, unknown>).startedAt = 'soon';
+    const r = await readCheckpointFile(home, write(path.join(home, 'loop-dash/checkpoints/sess-1.json'), JSON.stringify(bad)));
+    assert.equal(r.record, null);
+    assert.equal(r.warnings.length, 1);
+    assert.match(r.warnings[0]?.message ?? '', /request\.startedAt/);
+    assert.match(r.warnings[0]?.message ?? '', /state/);
+    assert.equal(r.warnings[0]?.line, null);
+  });
+
+  test('__proto__ keys do not pollute and are reported', async () => {
+    const home = tmpHome();
+    const text = JSON.stringify(checkpoint()).replace(/^\{/, '{"__proto__":{"polluted":"yes"},"request2":{"__proto__":{"polluted":1}},');
+    const r = await readCheckpointFile(home, write(path.join(home, 'loop-dash/checkpoints/sess-1.json'), text));
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.ok(r.record);
+    assert.equal((r.record.checkpoint as Record<string, unknown>).polluted, undefined);
+    assert.equal(Object.getPrototypeOf(r.record.checkpoint), Object.prototype);
+    assert.ok(r.warnings.some((w) => /__proto__/.test(w.message)));
+  });
+
+  test('a session that does not match the file name is flagged, not dropped', async () => {
+    const home = tmpHome();
+    const r = await readCheckpointFile(home, write(path.join(home, 'loop-dash/checkpoints/other.json'), JSON.stringify(checkpoint())));
+    assert.equal(r.record?.session, 'sess-1');
+    assert.match(r.warnings[0]?.message ?? '', /named other/);
+  });
+
+  test('deep nesting inside a checkpoint is rejected', async () => {
+    const home = tmpHome();
+    const r = await readCheckpointFile(home, write(path.join(home, 'loop-dash/checkpoints/d.json'), `{"v":1,"x":${deepJson(100_000)}}`));
+    assert.equal(r.record, null);
+    assert.match(r.warnings[0]?.message ?? '', /nesting/);
+  });
+});
+
+describe('lane status', () => {
+  const status = {
+    runId: 'run-7',
+    sessionId: '/h/sessions/--r--/x_root.jsonl',
+    state: 'running',
+    pid: 999,
+    startedAt: T0,
+    lastActivityAt: '2026-11-30T12:05:00.000Z',
+    currentTool: 'bash',
+    steps: [{ agent: 'worker', model: 'm', status: 'running', sessionFile: '/s.jsonl' }, 'junk'],
+    error: { message: 'boom' },
+    futureField: true,
+  };
+
+  test('good file; ISO times accepted; junk steps skipped', async () => {
+    const home = tmpHome();
+    const file = write(path.join(home, 'tmp/async-subagent-runs/run-7/status.json'), JSON.stringify(status));
+    const r = await readLaneStatus(home, file);
+    assert.deepEqual(r.warnings, []);
+    assert.equal(r.record?.runId, 'run-7');
+    assert.equal(r.record?.startedAt, T0);
+    assert.equal(r.record?.lastActivityAt, T0 + 5 * 60_000);
+    assert.equal(r.record?.endedAt, null);
+    assert.equal(r.record?.steps.length, 1);
+    assert.equal(r.record?.steps[0]?.agent, 'worker');
+    assert.equal(r.record?.error, 'boom');
+  });
+
+  test('a bad optional field is named and ignored; a bad required one drops the record', async () => {
+    const home = tmpHome();
+    const file = write(path.join(home, 'tmp/async-subagent-runs/run-8/status.json'), JSON.stringify({ ...status, runId: undefined, pid: 'x' }));
+    const r = await readLaneStatus(home, file);
+    assert.equal(r.record?.runId, 'run-8');
+    assert.equal(r.record?.pid, null);
+    assert.match(r.warnings[0]?.message ?? '', /^schema: pid: .*ignored/);
+    const noState = write(path.join(home, 'tmp/async-subagent-runs/run-9/status.json'), JSON.stringify({ runId: 'run-9' }));
+    const r2 = await readLaneStatus(home, noState);
+    assert.equal(r2.record, null);
+    assert.match(r2.warnings[0]?.message ?? '', /state/);
+    assert.equal((await readLaneStatus(home, path.join(home, 'tmp/async-subagent-runs/none/status.json'))).missing, true);
+  });
+
+  test('bad JSON names the line', async () => {
+    const home = tmpHome();
+    const file = write(path.join(home, 'tmp/async-subagent-runs/r/status.json'), '{\n"runId": "r",\n"state": running\n}');
+    const r = await readLaneStatus(home, file);
+    assert.equal(r.record, null);
+    assert.equal(r.warnings[0]?.line, 3);
+  });
+});
+
+describe('state log', () => {
+  const line = (o: Record<string, unknown>) => `${JSON.stringify(o)}\n`;
+
+  test('reads incrementally; a torn last line waits for its newline', async () => {
+    const home = tmpHome();
+    const file = path.join(home, 'codex/state-api-loop3.jsonl');
+    write(file, line({ v: 1, seq: 1, ts: '2026-11-30T12:00:00Z', ev: 'open', by: 'root' }) + '{"v":1,"seq":2,"ts":"2026-11-30T12:01:00Z","ev":"dis');
+    const reader = new StateLogReader(file);
+    const a = await reader.update();
+    assert.deepEqual(a.warnings, []);
+    assert.equal(a.events.length, 1);
+    assert.equal(a.events[0]?.at, T0);
+    assert.equal(a.events[0]?.by, 'root');
+    assert.ok(reader.pendingBytes > 0);
+    const b = await reader.update();
+    assert.equal(b.events.length, 0);
+    assert.deepEqual(b.warnings, []);
+    fs.appendFileSync(file, 'patch","lane":"L1","run":"r1"}\n' + line({ v: 1, seq: 3, ts: '2026-11-30T12:02:00Z', ev: 'root-resume', by: 'daemon' }));
+    const c = await reader.update();
+    assert.deepEqual(c.warnings, []);
+    assert.equal(c.reset, false);
+    assert.deepEqual(c.events.map((e) => [e.line, e.ev, e.seq]), [[2, 'dispatch', 2], [3, 'root-resume', 3]]);
+    assert.equal(c.events[0]?.raw.lane, 'L1');
+    assert.equal(isResumeEvent(c.events[1]!), true);
+    assert.equal(isResumeEvent('dispatch'), false);
+    assert.equal(reader.pendingBytes, 0);
+  });
+
+  test('bad lines are warnings with line numbers; reading continues; unknown ev is not a warning', async () => {
+    const home = tmpHome();
+    const file = write(
+      path.join(home, 'state.jsonl'),
+      '\uFEFF' + line({ v: 1, seq: 1, ts: '2026-11-30T12:00:00Z', ev: 'open', by: 'root' }) +
+        '\r\n' +
+        'not json\n' +
+        line({ v: 1, seq: 3, ts: 'yesterday', ev: 'gate' }) +
+        line({ v: 1, seq: 4 }) +
+        `{"v":1,"ev":"x","deep":${deepJson(1000)}}\n` +
+        line({ v: 1, seq: 6, ts: '2026-11-30T12:00:00Z', ev: 'brand-new-event', by: 'ext' }) +
+        '{"__proto__":{"polluted":true},"ev":"p"}\r\n',
+    );
+    const r = await new StateLogReader(file).update();
+    assert.deepEqual(r.events.map((e) => [e.line, e.ev]), [[1, 'open'], [4, 'gate'], [7, 'brand-new-event'], [8, 'p']]);
+    assert.equal(r.events[1]?.at, null);
+    const byLine = new Map(r.warnings.map((w) => [w.line, w.message]));
+    assert.match(byLine.get(3) ?? '', /invalid JSON/);
+    assert.match(byLine.get(4) ?? '', /^ts: expected/);
+    assert.match(byLine.get(5) ?? '', /ev/);
+    assert.match(byLine.get(6) ?? '', /nesting/);
+    assert.match(byLine.get(8) ?? '', /__proto__/);
+    assert.equal(byLine.has(7), false);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.ok(r.warnings.every((w) => w.file === file && typeof w.offset === 'number'));
+  });
+
+  test('a shrink or a vanish resets; a regrown file is read from 0', async () => {
+    const home = tmpHome();
+    const file = write(path.join(home, 'state.jsonl'), line({ v: 1, seq: 1, ev: 'open' }) + line({ v: 1, seq: 2, ev: 'admit' }));
+    const reader = new StateLogReader(file);
+    assert.equal((await reader.update()).events.length, 2);
+    fs.writeFileSync(file, line({ v: 1, seq: 1, ev: 'close' }));
+    const r = await reader.update();
+    assert.equal(r.reset, true);
+    assert.deepEqual(r.events.map((e) => [e.line, e.ev]), [[1, 'close']]);
+    fs.rmSync(file);
+    const gone = await reader.update();
+    assert.equal(gone.reset, true);
+    assert.equal(gone.missing, true);
+    const again = await reader.update();
+    assert.equal(again.reset, false);
+    write(file, line({ v: 1, seq: 1, ev: 'open' }));
+    const back = await reader.update();
+    assert.equal(back.reset, false);
+    assert.deepEqual(back.events.map((e) => e.ev), ['open']);
+  });
+
+  test('a replaced file (new inode, not smaller) is re-read from 0', async () => {
+    const home = tmpHome();
+    const file = write(path.join(home, 'state.jsonl'), line({ v: 1, seq: 1, ev: 'open' }));
+    const reader = new StateLogReader(file);
+    await reader.update();
+    write(path.join(home, 'next.jsonl'), line({ v: 1, seq: 1, ev: 'admit' }) + line({ v: 1, seq: 2, ev: 'gate' }));
+    fs.renameSync(path.join(home, 'next.jsonl'), file);
+    const r = await reader.update();
+    assert.equal(r.reset, true);
+    assert.deepEqual(r.events.map((e) => e.ev), ['admit', 'gate']);
+  });
+
+  test('state log path from a report', () => {
+    assert.equal(stateLogPathFor('/r/codex/report-api-loop3.md'), '/r/codex/state-api-loop3.jsonl');
+    assert.equal(stateLogPathFor('codex/report-x-loop1.md', '/repo'), '/repo/codex/state-x-loop1.jsonl');
+  });
+});
+
+describe('watcher receipts', () => {
+  test('good file with ISO, epoch ms and epoch seconds; staleness', async () => {
+    const home = tmpHome();
+    const file = write(
+      path.join(home, 'loop-wait/sess-1/receipts/w1.json'),
+      JSON.stringify({ phase: 'running', observations: 3, last_observed_at: '2026-11-30T12:00:00Z', deadline: T0 / 1000 + 600, result: null, pid: 77, command: 'make test', interval_s: 30, label: 'ci', extra: 1 }),
+    );
+    const r = await readReceipt(home, file);
+    assert.deepEqual(r.warnings, []);
+    const rec = r.record!;
+    assert.equal(rec.session, 'sess-1');
+    assert.equal(rec.id, 'w1');
+    assert.equal(rec.lastObservedAt, T0);
+    assert.equal(rec.deadline, T0 + 600_000);
+    assert.equal(rec.intervalS, 30);
+    assert.equal(isReceiptStale(rec, T0 + 60_000), false);
+    assert.equal(isReceiptStale(rec, T0 + 60_001), true);
+    assert.equal(isReceiptStale({ ...rec, phase: 'done' }, T0 + 600_000), false);
+    assert.equal(isReceiptStale({ ...rec, lastObservedAt: null }, T0 + 600_000), false);
+    const ms = write(path.join(home, 'loop-wait/sess-1/receipts/w2.json'), JSON.stringify({ phase: 'done', last_observed_at: T0 }));
+    assert.equal((await readReceipt(home, ms)).record?.lastObservedAt, T0);
+  });
+
+  test('missing and bad', async () => {
+    const home = tmpHome();
+    assert.equal((await readReceipt(home, path.join(home, 'loop-wait/s/receipts/x.json'))).missing, true);
+    const r = await readReceipt(home, write(path.join(home, 'loop-wait/s/receipts/y.json'), '[1,2]'));
+    assert.equal(r.record, null);
+    assert.match(r.warnings[0]?.message ?? '', /expected a JSON object, found an array/);
+    const r2 = await readReceipt(home, write(path.join(home, 'loop-wait/s/receipts/z.json'), JSON.stringify({ phase: 'running', interval_s: -1 })));
+    assert.equal(r2.record?.intervalS, null);
+    assert.match(r2.warnings[0]?.message ?? '', /interval_s/);
+  });
+});
+
+describe('settings', () => {
+  test('reads settings and models; auth.json is never opened', async () => {
+    const home = tmpHome();
+    write(path.join(home, 'settings.json'), JSON.stringify({ loopPi: { requestCeiling: { inactivityMs: 60000 } }, retry: { maxRetries: 3 } }));
+    write(path.join(home, 'models.json'), JSON.stringify({ providers: { p: { models: [{ id: 'm', maxTokens: 32000 }] } } }));
+    // A FIFO: opening it for reading would block forever, so a pass proves it was never opened.
+    if (process.platform !== 'win32') execFileSync('mkfifo', [path.join(home, 'auth.json')]);
+    const r = await readHomeSettings(home);
+    assert.deepEqual(r.warnings, []);
+    assert.deepEqual(r.settings.settings?.retry, { maxRetries: 3 });
+    assert.ok(r.settings.models?.providers);
+    assert.equal(r.settings.home, home);
+  });
+
+  test('absent files are null; bad JSON gives file and line', async () => {
+    const home = tmpHome();
+    const none = await readHomeSettings(home);
+    assert.equal(none.settings.settings, null);
+    assert.equal(none.settings.models, null);
+    assert.deepEqual(none.warnings, []);
+    write(path.join(home, 'settings.json'), '{\n  "retry": {\n    "maxRetries": 3,\n  }\n}\n');
+    const bad = await readHomeSettings(home);
+    assert.equal(bad.settings.settings, null);
+    assert.equal(bad.warnings[0]?.file, path.join(home, 'settings.json'));
+    assert.equal(bad.warnings[0]?.line, 4);
+  });
+
+  test('__proto__ in settings does not pollute', async () => {
+    const home = tmpHome();
+    write(path.join(home, 'settings.json'), '{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}},"retry":{"maxRetries":2}}');
+    const r = await readHomeSettings(home);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.deepEqual(r.settings.settings?.retry, { maxRetries: 2 });
+  });
+});
+
+describe('journal and acks', () => {
+  const entry = (o: Record<string, unknown>) => `${JSON.stringify({ v: 1, at: T0, kind: 'requested', id: 'a1', session: 's', action: 'abort', ...o })}\n`;
+
+  test('journal is read incrementally with bad lines as warnings', async () => {
+    const home = tmpHome();
+    const file = write(path.join(home, 'loop-dash/actions.jsonl'), entry({}) + entry({ action: 'explode' }) + entry({ kind: 'outcome', status: 'applied' }).slice(0, 20));
+    const reader = new JournalReader(home);
+    const a = await reader.update();
+    assert.equal(a.entries.length, 1);
+    assert.equal(a.warnings.length, 1);
+    assert.equal(a.warnings[0]?.line, 2);
+    assert.match(a.warnings[0]?.message ?? '', /action/);
+    fs.appendFileSync(file, entry({ kind: 'outcome', status: 'applied' }).slice(20));
+    const b = await reader.update();
+    assert.deepEqual(b.warnings, []);
+    assert.deepEqual(b.entries.map((e) => [e.kind, e.status]), [['outcome', 'applied']]);
+    const whole = await readJournal(home);
+    assert.equal(whole.entries.length, 2);
+    const none = await readJournal(tmpHome());
+    assert.equal(none.missing, true);
+  });
+
+  test('acks: good, missing, wrong', async () => {
+    const home = tmpHome();
+    const dir = path.join(home, 'loop-dash/control/s');
+    const good = await readAck(write(path.join(dir, 'a1.ack.json'), JSON.stringify({ v: 1, id: 'a1', status: 'applied', at: T0, detail: 'cut', extra: 1 })));
+    assert.equal(good.record?.status, 'applied');
+    assert.equal((good.record as Record<string, unknown> | null)?.extra, 1);
+    assert.equal((await readAck(path.join(dir, 'none.ack.json'))).missing, true);
+    const wrong = await readAck(write(path.join(dir, 'a2.ack.json'), JSON.stringify({ v: 1, id: 'a2', status: 'maybe', at: T0, detail: '' })));
+    assert.equal(wrong.record, null);
+    assert.match(wrong.warnings[0]?.message ?? '', /status/);
+  });
+});
+
+describe('hostile input in every whole-file reader', () => {
+  test('1e6-deep nesting and __proto__ keys: no crash, warnings, no pollution', async () => {
+    const home = tmpHome();
+    const deep = deepJson(1_000_000);
+    const nestedInCap = `{"state":"running","x":${deepJson(400_000)}}`;
+    const files = {
+      incident: path.join(home, 'incidents/s-2026-11-30T12-00-00-000Z.json'),
+      lane: path.join(home, 'tmp/async-subagent-runs/r/status.json'),
+      receipt: path.join(home, 'loop-wait/s/receipts/w.json'),
+      ack: path.join(home, 'loop-dash/control/s/a.ack.json'),
+    };
+    const readers = [
+      () => readIncidentFile(home, files.incident),
+      () => readLaneStatus(home, files.lane),
+      () => readReceipt(home, files.receipt),
+      () => readAck(files.ack),
+    ];
+    for (const text of [deep, nestedInCap]) {
+      for (const f of Object.values(files)) write(f, text);
+      for (const read of readers) {
+        const r = await read();
+        assert.equal(r.record, null);
+        assert.equal(r.warnings.length, 1);
+        assert.match(r.warnings[0]?.message ?? '', /too large|nesting/);
+      }
+    }
+    const proto = '{"__proto__":{"polluted":true},"class":"loop-arm-refused","state":"running","phase":"running","v":1,"id":"a","status":"applied","at":1,"detail":""}';
+    for (const f of Object.values(files)) write(f, proto);
+    for (const read of readers) {
+      const r = await read();
+      assert.ok(r.record);
+      assert.ok(r.warnings.some((w) => /__proto__/.test(w.message)));
+    }
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
+  });
+});
