@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { runControlCommand } from '../control/index.js';
 import { generateHome } from '../demo/generate.js';
 import { statusJson } from '../model/status-json.js';
 import { processStartIdentity } from '../readers/process-probe.js';
@@ -86,6 +87,32 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         if (list.length === 0) io.out('(no incidents)\n');
       }
     });
+
+  for (const action of ['abort', 'disarm', 'arm'] as const) {
+    const what = {
+      abort: 'cut the in-flight request of SESSION and hold it (nothing restarts it until armed)',
+      disarm: 'hold SESSION: automatic turn starts are held until it is armed',
+      arm: 'release SESSION: replay what was held',
+    }[action];
+    program
+      .command(`${action} <session>`)
+      .description(`${what}; waits for the ack (exit 0 applied, 1 refused/timed out, 2 bad input)`)
+      .option('--home <dir>', 'pi home to read (repeatable)', collect)
+      .option('--reason <text>', 'why (kept in the journal)')
+      .option('--yes', 'do not ask for confirmation')
+      .action(async (session: string, opts: { home?: string[]; reason?: string; yes?: boolean }, cmd: Command) => {
+        const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+        code = await runControlCommand({
+          homes,
+          session,
+          action,
+          reason: opts.reason,
+          yes: !!opts.yes,
+          snapshotLoader: (h) => loadSnapshot(h, io.now()),
+          io: { out: io.out, err: io.err, isTTY: io.isTTY && !!process.stdin.isTTY, now: io.now },
+        });
+      });
+  }
 
   program
     .command('demo')

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import type { Checkpoint } from '../contract/checkpoint.js';
 import { stateLogPathFromReport } from '../contract/paths.js';
-import { computeClocks, type Clocks } from './clocks.js';
+import { clockInputFromCheckpoint, computeClocks, type Clocks } from './clocks.js';
 import { effectiveLimits, limitsFromSettings, type EffectiveLimits, type HomeLimits } from './limits.js';
 import { judgeLiveness } from './liveness.js';
 import type { ModelState } from './reducer.js';
@@ -211,26 +211,11 @@ function sessionView(
     now,
   );
 
-  const inFlight = cp && (cp.state === 'requesting' || cp.state === 'tools') && cp.request ? cp.request : null;
-  const episodeOpen = cp?.episode && (cp.state === 'requesting' || cp.state === 'tools' || cp.state === 'retry-wait') ? cp.episode : null;
-  const stoppedForResume = derived.state === 'recovering' && cp?.recovery ? cp.recovery : null;
+  // A lost process cuts nothing and resumes nothing: its clocks are unknown, not running.
   const clocks = computeClocks(
-    {
-      limits: {
-        inactivityMs: limits.inactivityMs,
-        absoluteMs: limits.absoluteMs,
-        episodeMs: limits.episodeMs,
-        episodeMaxAttempts: limits.episodeMaxAttempts,
-      },
-      request: derived.state === 'lost' || !inFlight ? null : { startedAt: inFlight.startedAt, lastModelEventAt: inFlight.lastModelEventAt },
-      episode:
-        derived.state === 'lost' || !episodeOpen
-          ? null
-          : { startedAt: episodeOpen.startedAt, attempts: episodeOpen.attempts, nextRetryAt: cp?.state === 'retry-wait' ? episodeOpen.nextRetryAt : null },
-      recovery: stoppedForResume
-        ? { stoppedAt: stoppedForResume.stoppedAt, resumes: stoppedForResume.resumes, nextResumeAt: stoppedForResume.nextResumeAt }
-        : null,
-    },
+    cp && derived.state !== 'lost'
+      ? clockInputFromCheckpoint(cp, limits, { resumeExpected: derived.state === 'recovering' })
+      : { limits, request: null, episode: null, recovery: null },
     now,
   );
 

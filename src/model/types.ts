@@ -202,6 +202,8 @@ export interface ProcessProbe {
   /** The start identity now, when alive and readable. */
   start: string | null;
   checkedAt: number;
+  /** How it was judged (`ESRCH…`, `EPERM…`), so EPERM and ESRCH are told apart on screen. */
+  detail?: string;
 }
 
 /** A control request, its ack, and its journal lines, as the dashboard sees them. */

@@ -63,7 +63,9 @@ export class HomeReader {
   private readonly stateLogs = new Map<string, StateLogReader>();
   private journal: JournalReader | null = null;
   private readonly known = new Map<string, Known>();
-  private readonly checkpointInvalidSince = new Map<string, number>();
+  private readonly invalidSince = new Map<string, number>();
+  /** Incremental readers report a bad line once; keep them so a later clean read does not hide it. */
+  private readonly lineWarnings = new Map<string, Warning[]>();
   /** Paths to read; the flag says whether to re-check once more ~75 ms after reading. */
   private readonly dirty = new Map<string, boolean>();
   private buffer: ReaderEvent[] = [];
@@ -256,6 +258,8 @@ export class HomeReader {
         case 'incident': {
           const r = await readIncidentFile(this.home, file);
           if (r.missing) return this.forget(file, { type: 'incident-removed', file });
+          if (r.transient && !r.record && this.withinGrace(file)) return this.retryLater(file);
+          this.invalidSince.delete(file);
           if (r.record) this.push({ type: 'incident', record: r.record });
           this.push({ type: 'warnings', file, warnings: r.warnings });
           return this.remember(file, kind, found);
@@ -280,7 +284,7 @@ export class HomeReader {
           this.journal ??= new JournalReader(this.home);
           const r = await this.journal.update();
           if (r.entries.length || r.reset) this.push({ type: 'journal', home: this.home, entries: r.entries, reset: r.reset });
-          if (r.warnings.length) this.push({ type: 'warnings', file, warnings: r.warnings });
+          this.pushLineWarnings(file, r.warnings, r.reset);
           return this.remember(file, kind, found);
         }
         case 'ack': {
@@ -297,7 +301,7 @@ export class HomeReader {
           if (!reader) return;
           const r = await reader.update();
           if (r.events.length || r.reset) this.push({ type: 'state-log', file, events: r.events, reset: r.reset });
-          this.push({ type: 'warnings', file, warnings: r.warnings });
+          this.pushLineWarnings(file, r.warnings, r.reset);
           return this.remember(file, kind, found);
         }
         default: {
@@ -340,25 +344,19 @@ export class HomeReader {
   private async readCheckpoint(file: string): Promise<void> {
     const r = await readCheckpointFile(this.home, file);
     if (r.missing) {
-      this.checkpointInvalidSince.delete(file);
+      this.invalidSince.delete(file);
       return this.forget(file, { type: 'checkpoint-removed', file });
     }
-    const now = this.opts.now();
     if (r.record) {
-      this.checkpointInvalidSince.delete(file);
+      this.invalidSince.delete(file);
       this.push({ type: 'checkpoint', record: r.record });
-      this.push({ type: 'warnings', file, warnings: [] });
-    } else {
+      this.push({ type: 'warnings', file, warnings: r.warnings });
+    } else if (this.withinGrace(file)) {
       // Keep the last good value through a non-atomic rewrite; complain only if it stays bad.
-      const since = this.checkpointInvalidSince.get(file) ?? now;
-      this.checkpointInvalidSince.set(file, since);
-      if (now - since >= CHECKPOINT_GRACE_MS) {
-        const warnings: Warning[] = r.warnings.length ? r.warnings : [{ file, line: null, message: 'checkpoint is empty or incomplete' }];
-        this.push({ type: 'warnings', file, warnings });
-      } else {
-        const t = setTimeout(() => this.hint(file), CHECKPOINT_GRACE_MS + 50);
-        t.unref();
-      }
+      this.retryLater(file);
+    } else {
+      const warnings: Warning[] = r.warnings.length ? r.warnings : [{ file, line: null, message: 'checkpoint is empty or incomplete' }];
+      this.push({ type: 'warnings', file, warnings });
     }
     this.remember(file, 'checkpoint');
   }
@@ -369,6 +367,29 @@ export class HomeReader {
     const p = homePaths(this.home);
     this.push({ type: 'warnings', file: p.settings, warnings: r.warnings.filter((w) => w.file === p.settings) });
     this.push({ type: 'warnings', file: p.models, warnings: r.warnings.filter((w) => w.file === p.models) });
+  }
+
+  private pushLineWarnings(file: string, fresh: Warning[], reset: boolean): void {
+    const before = reset ? [] : (this.lineWarnings.get(file) ?? []);
+    if (fresh.length === 0 && !reset) return;
+    const all = [...before, ...fresh].slice(-50);
+    this.lineWarnings.set(file, all);
+    this.push({ type: 'warnings', file, warnings: all });
+  }
+
+  /** True while a file has been unreadable for less than the writer's grace period. */
+  private withinGrace(file: string): boolean {
+    if (!this.opts.watch) return false; // a one-shot read has no later look: report now
+    const now = this.opts.now();
+    const since = this.invalidSince.get(file) ?? now;
+    this.invalidSince.set(file, since);
+    return now - since < CHECKPOINT_GRACE_MS;
+  }
+
+  /** A file caught half-written: look again after the writer's grace period, silently meanwhile. */
+  private retryLater(file: string): void {
+    const t = setTimeout(() => this.hint(file), CHECKPOINT_GRACE_MS + 50);
+    t.unref();
   }
 
   private remember(file: string, kind: Known['kind'], found?: FoundFile): void {
