@@ -1,0 +1,88 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLiveStore } from '../src/app/live-store.js';
+import { buildSnapshot } from '../src/model/snapshot.js';
+import { assistantEntry, customEntry, tempHome, writeRootSession } from './support/mini-home.js';
+import { waitFor } from './support/wait-for.js';
+
+const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+
+for (const polling of [false, true]) {
+  const mode = polling ? 'polling' : 'native';
+
+  test(`[${mode}] a live store follows appends, new sessions, checkpoints and removals`, async () => {
+    const home = tempHome();
+    const file = writeRootSession(home, {
+      id: 'root-1',
+      cwd: '/work/api',
+      at: T0,
+      lines: [customEntry('loop-continuation-state', { armed: true, launch: null, nudgeCount: 0 }, T0 + 1000)],
+    });
+    const store = createLiveStore([home], { polling, reconcileMs: 500, batchMs: 20 });
+    try {
+      await store.start();
+      const facts = () => store.getState().sessionFiles.get(file);
+      assert.equal(facts()?.continuation?.armed, true);
+      assert.equal(store.getState().progress.get(home)?.done, true);
+
+      // Two appends 20 ms apart, then silence: both must be seen (chokidar drops the second change).
+      appendFileSync(file, customEntry('session_info_ignored', {}, T0 + 2000));
+      appendFileSync(file, assistantEntry(T0 + 3000, { stopReason: 'error', errorMessage: '429 rate limited' }));
+      await waitFor(() => facts()?.lastAssistant?.stopReason === 'error', 'the second append to be read', 4000);
+      assert.equal(facts()?.lastAssistant?.errorMessage, '429 rate limited');
+
+      // A line written in two halves: one record, no warning in between.
+      const line = customEntry('loop-continuation-state', { armed: false, launch: null, nudgeCount: 1 }, T0 + 4000);
+      appendFileSync(file, line.slice(0, 30));
+      await waitFor(() => facts()?.incompleteSince !== null, 'the partial line to be noticed', 4000);
+      assert.equal(store.getState().warnings.get(file)?.length ?? 0, 0);
+      appendFileSync(file, line.slice(30));
+      await waitFor(() => facts()?.continuation?.armed === false, 'the completed line', 4000);
+      assert.equal(facts()?.incompleteSince, null);
+
+      // A new session appears; a checkpoint appears; the old session is removed.
+      const file2 = writeRootSession(home, { id: 'root-2', cwd: '/work/docs', at: T0 + 5000 });
+      await waitFor(() => store.getState().sessionFiles.has(file2), 'the new session file', 4000);
+      const cpDir = path.join(home, 'loop-dash', 'checkpoints');
+      mkdirSync(cpDir, { recursive: true });
+      const cp = {
+        v: 1, session: 'root-2', sessionFile: file2, role: 'root', parentSession: null, cwd: '/work/docs',
+        pid: process.pid, pidStart: null, host: os.hostname(), model: 'p/m', thinking: null, limits: null,
+        state: 'requesting', request: { turn: 1, startedAt: T0, lastModelEventAt: T0 + 60_000, lastTransportEventAt: null, modelEvents: 3, keepalives: 0 },
+        episode: null, recovery: null, lastStop: null, held: null, ownerAbort: null, updatedAt: T0 + 60_000,
+      };
+      writeFileSync(path.join(cpDir, '.root-2.json.tmp'), JSON.stringify(cp));
+      renameSync(path.join(cpDir, '.root-2.json.tmp'), path.join(cpDir, 'root-2.json'));
+      await waitFor(() => store.getState().checkpoints.size === 1, 'the checkpoint', 4000);
+      const snap = buildSnapshot(store.getState(), T0 + 120_000, { host: os.hostname() });
+      const root2 = snap.roots.find((r) => r.session === 'root-2');
+      assert.equal(root2?.state, 'requesting');
+      // inactivity = last model event + 15 min
+      assert.equal(root2?.clocks.inactivity?.at, T0 + 60_000 + 15 * 60_000);
+
+      rmSync(file);
+      await waitFor(() => !store.getState().sessionFiles.has(file), 'the removal to be seen', 4000);
+    } finally {
+      await store.stop();
+    }
+  });
+}
+
+test('a home that does not exist yet is reported, then picked up when it appears', async () => {
+  const base = path.dirname(tempHome());
+  const home = path.join(base, 'later-home');
+  const store = createLiveStore([home], { reconcileMs: 200, batchMs: 20 });
+  try {
+    await store.start();
+    const w = [...store.getState().warnings.values()].flat();
+    assert.ok(w.some((x) => x.message.includes(`waiting for ${home}`)), 'a waiting message names the home');
+    const file = writeRootSession(home, { id: 'late-1', cwd: '/w/late', at: T0 });
+    await waitFor(() => store.getState().sessionFiles.has(file), 'the late home to be read', 5000);
+    await waitFor(() => ![...store.getState().warnings.values()].flat().some((x) => x.message.includes('waiting for')), 'the waiting message to clear', 5000);
+  } finally {
+    await store.stop();
+  }
+});
