@@ -1,0 +1,121 @@
+/**
+ * Acceptance: `loop-dash status --json --now …` on a generated home prints exactly the values the
+ * generator set up. The built binary runs as a child process, as a user would run it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { generateHome, type DemoManifest } from '../src/demo/generate.js';
+import { processStartIdentity } from '../src/readers/process-probe.js';
+
+const run = promisify(execFile);
+const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
+const NOW = Date.UTC(2026, 10, 30, 14, 0, 0, 0);
+
+async function demoHome(): Promise<DemoManifest> {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-status-'));
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  return generateHome(path.join(base, 'home'), {
+    now: NOW,
+    livePid: process.pid,
+    livePidStart: processStartIdentity(process.pid),
+    deadPid: dead,
+    repoDir: path.join(base, 'repo'),
+  });
+}
+
+type Json = Record<string, any>;
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function flatten(doc: Json): Map<string, Json> {
+  const out = new Map<string, Json>();
+  for (const r of doc.roots as Json[]) {
+    out.set(r.session, r);
+    for (const l of r.lanes as Json[]) out.set(l.session, l);
+  }
+  return out;
+}
+
+test('status --json --now prints exactly the generator\'s expected clocks for every session', async () => {
+  const m = await demoHome();
+  const { stdout } = await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', m.home]);
+  const doc = JSON.parse(stdout) as Json;
+  assert.equal(doc.v, 1);
+  assert.equal(doc.now, new Date(NOW).toISOString());
+  assert.equal(doc.home, m.home);
+  assert.deepEqual(doc.warnings, []);
+  const sessions = flatten(doc);
+  assert.equal(sessions.size, m.sessions.length, 'every generated session is shown once');
+
+  for (const s of m.sessions) {
+    const got = sessions.get(s.session);
+    assert.ok(got, `session ${s.name} (${s.session}) is shown`);
+    const e = s.expect;
+    const label = `${s.name}: `;
+    assert.equal(got.name, s.name, label + 'name');
+    assert.equal(got.role, s.role, label + 'role');
+    assert.equal(got.state, e.state, label + 'state');
+    assert.equal(got.incidents, e.incidents, label + 'incidents');
+    assert.equal(got.clocks.firstToFire, e.firstToFire, label + 'firstToFire');
+    assert.equal(got.clocks.inactivity?.at ?? null, iso(e.inactivityAt), label + 'inactivity.at');
+    assert.equal(got.clocks.inactivity?.remainingMs ?? null, e.inactivityAt === null ? null : e.inactivityAt - NOW, label + 'inactivity.remainingMs');
+    assert.equal(got.clocks.absolute?.at ?? null, iso(e.absoluteAt), label + 'absolute.at');
+    assert.equal(got.clocks.absolute?.remainingMs ?? null, e.absoluteAt === null ? null : e.absoluteAt - NOW, label + 'absolute.remainingMs');
+    assert.deepEqual(
+      got.clocks.episode,
+      e.episode ? { at: iso(e.episode.at), remainingMs: e.episode.at - NOW, attempts: e.episode.attempts, maxAttempts: e.episode.maxAttempts } : null,
+      label + 'episode',
+    );
+    assert.equal(got.clocks.nextRetry?.at ?? null, iso(e.nextRetryAt), label + 'nextRetry');
+    assert.deepEqual(
+      got.clocks.nextResume,
+      e.nextResume ? { at: iso(e.nextResume.at), remainingMs: e.nextResume.at - NOW, source: e.nextResume.source, step: e.nextResume.step } : null,
+      label + 'nextResume',
+    );
+    if (s.role === 'lane') assert.ok(flatten({ roots: doc.roots.filter((r: Json) => r.session === s.root) }).has(s.session), `${s.name} sits under its root`);
+  }
+
+  // Every incident file is listed with its class, session and limit.
+  assert.equal(doc.incidents.length, m.incidents.length);
+  for (const i of m.incidents) {
+    const got = (doc.incidents as Json[]).find((x) => x.file === i.file);
+    assert.ok(got, `incident ${i.file} listed`);
+    assert.equal(got.class, i.class);
+    assert.equal(got.session, i.session);
+    assert.equal(got.limit, i.limit, `limit of ${path.basename(i.file)}`);
+  }
+});
+
+test('status --now moves every clock: one minute later every remaining time is 60 000 ms less', async () => {
+  const m = await demoHome();
+  const at = async (t: number) =>
+    flatten(JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(t).toISOString(), '--home', m.home])).stdout));
+  const a = await at(NOW);
+  const b = await at(NOW + 60_000);
+  let compared = 0;
+  for (const [id, x] of a) {
+    const y = b.get(id)!;
+    for (const k of ['inactivity', 'absolute', 'episode', 'nextResume'] as const) {
+      if (x.clocks[k] && y.clocks[k]) {
+        assert.equal(y.clocks[k].remainingMs, x.clocks[k].remainingMs - 60_000, `${x.name} ${k}`);
+        compared++;
+      }
+    }
+  }
+  assert.ok(compared >= 6, `compared ${compared} clocks`);
+});
+
+test('status exits 2 with one clear line on a bad --now; the plain table names every root', async () => {
+  const m = await demoHome();
+  const bad = spawnSync(process.execPath, [BIN, 'status', '--now', 'yesterday', '--home', m.home], { encoding: 'utf8' });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--now: "yesterday" is not an ISO-8601 time/);
+  const table = spawnSync(process.execPath, [BIN, 'status', '--now', new Date(NOW).toISOString(), '--home', m.home], { encoding: 'utf8' });
+  assert.equal(table.status, 0);
+  for (const s of m.sessions) assert.ok(table.stdout.includes(s.name.slice(0, 20)), `table shows ${s.name}`);
+  assert.doesNotMatch(table.stdout, /\u001b\[/, 'no escape sequences in the plain table');
+});
