@@ -119,3 +119,18 @@ test('status exits 2 with one clear line on a bad --now; the plain table names e
   for (const s of m.sessions) assert.ok(table.stdout.includes(s.name.slice(0, 20)), `table shows ${s.name}`);
   assert.doesNotMatch(table.stdout, /\u001b\[/, 'no escape sequences in the plain table');
 });
+
+test('a checkpoint whose pid is alive but whose start identity differs is lost (pid reused)', async () => {
+  const m = await demoHome();
+  const { readFileSync, writeFileSync } = await import('node:fs');
+  const live = m.sessions.find((s) => s.name === 'docs-sweep')!;
+  const cp = JSON.parse(readFileSync(live.checkpoint!, 'utf8'));
+  assert.equal(cp.pid, process.pid);
+  cp.pidStart = `${cp.pidStart}0`; // same live pid, another process incarnation
+  writeFileSync(live.checkpoint!, JSON.stringify(cp));
+  const doc = JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', m.home])).stdout);
+  const got = flatten(doc).get(live.session)!;
+  assert.equal(got.state, 'lost');
+  assert.equal(got.liveness.status, 'pid-reused');
+  assert.equal(got.clocks.inactivity, null, 'a lost request shows no running countdown');
+});
