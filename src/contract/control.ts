@@ -54,7 +54,8 @@ export const journalEntrySchema = z.looseObject({
   kind: z.enum(['requested', 'outcome']),
   id: z.string(),
   session: z.string(),
-  action: z.enum(controlActions),
+  /** Absent only on an outcome for a request refused before it could be read (malformed, too big). */
+  action: z.enum(controlActions).optional(),
   status: z.enum([...ackStatuses, 'pending', 'no-answer', 'write-failed']).optional(),
   detail: z.string().optional(),
   by: z.string().optional(),

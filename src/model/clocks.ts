@@ -49,7 +49,8 @@ export interface ClockInput {
   /** The model request in flight; null = none. */
   request: { startedAt: number; lastModelEventAt: number | null } | null;
   /** The open retry episode; null = none. */
-  episode: { startedAt: number; attempts: number; nextRetryAt: number | null } | null;
+  /** `nextRetrySource`: `computed` when the producer derived the time from pi's retry settings (it cannot observe pi's timer). */
+  episode: { startedAt: number; attempts: number; nextRetryAt: number | null; nextRetrySource?: 'computed' | 'recorded' } | null;
   /** A stopped root waiting to be resumed; null = no resume expected. */
   recovery: { stoppedAt: number; resumes: number; nextResumeAt: number | null } | null;
 }
@@ -90,7 +91,7 @@ export function computeClocks(input: ClockInput, now: number): Clocks {
     }
     if (episode.nextRetryAt !== null) {
       const r = deadline(episode.nextRetryAt, now);
-      if (r) nextRetry = { ...r, source: 'recorded' };
+      if (r) nextRetry = { ...r, source: episode.nextRetrySource ?? 'recorded' };
     }
   }
 
@@ -140,7 +141,10 @@ export function clockInputFromCheckpoint(
     limits,
     request:
       checkpoint.state === 'requesting' && req ? { startedAt: req.startedAt, lastModelEventAt: req.lastModelEventAt } : null,
-    episode: busy && ep ? { startedAt: ep.startedAt, attempts: ep.attempts, nextRetryAt: ep.nextRetryAt } : null,
+    episode:
+      busy && ep
+        ? { startedAt: ep.startedAt, attempts: ep.attempts, nextRetryAt: ep.nextRetryAt, nextRetrySource: ep.nextRetryAtSource === 'computed' ? 'computed' : 'recorded' }
+        : null,
     recovery:
       opts.resumeExpected && rec ? { stoppedAt: rec.stoppedAt, resumes: rec.resumes, nextResumeAt: rec.nextResumeAt } : null,
   };

@@ -1,0 +1,69 @@
+/**
+ * Synchronous atomic writes for the extension: a temp file in the same directory, then rename, so
+ * a reader sees the old content or the new, never a part. Synchronous on purpose: the extension
+ * writes small files from pi's event handlers, and one write at a time cannot interleave.
+ * Temp names are dot files containing `.tmp`, which every reader of a pi home skips.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Files the extension creates: owner read/write only. */
+export const FILE_MODE = 0o600;
+/** Directories the extension creates: owner only. */
+export const DIR_MODE = 0o700;
+
+/** Creates `dir` and its missing parents, owner-only; existing directories are left alone. */
+export function ensureDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+}
+
+/**
+ * Writes `data` to `file` atomically. With `durable`, the data and the directory are fsync'd too
+ * (acks: the owner acts on them). Throws on failure, after removing the temp file.
+ */
+export function writeFileAtomicSync(file: string, data: string, opts: { durable?: boolean } = {}): void {
+  const dir = path.dirname(file);
+  const tmp = path.join(dir, `.${path.basename(file)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  let fd: number | null = null;
+  try {
+    fd = fs.openSync(tmp, 'wx', FILE_MODE);
+    fs.writeSync(fd, data);
+    if (opts.durable) fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = null;
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    if (fd !== null) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // already failing; the original error is what matters
+      }
+    }
+    try {
+      fs.unlinkSync(tmp);
+    } catch {
+      // the temp may not exist
+    }
+    throw err;
+  }
+  if (opts.durable) syncDir(dir);
+}
+
+function syncDir(dir: string): void {
+  let fd: number | null = null;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    // Some file systems cannot fsync a directory; the rename is still atomic.
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
+  }
+}
+
+/** Appends one line with a single write (O_APPEND), creating the file owner-only. */
+export function appendLineSync(file: string, line: string): void {
+  fs.appendFileSync(file, line.endsWith('\n') ? line : `${line}\n`, { mode: FILE_MODE });
+}

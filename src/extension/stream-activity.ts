@@ -1,0 +1,46 @@
+/**
+ * What one piece of stream activity counts as (SPEC §1): a **model event** moves the inactivity
+ * clock; a **keepalive** is transport activity that carries no model progress and does not.
+ *
+ * pi gives an extension no transport-level keepalive event (SSE comment lines never reach it).
+ * What it does give, and how each is counted here:
+ * - `message_update` (pi's normalized stream): block start/end and non-empty deltas are model
+ *   events; an empty delta is a keepalive.
+ * - `provider_stream_event` (each raw provider event, before pi normalizes it; fired only when the
+ *   provider reports raw events, as pi's built-in transports do): a `ping`/`keepalive`/`heartbeat`
+ *   event (Anthropic sends SSE `ping`) is a keepalive; any other raw event is transport activity
+ *   whose model content, if any, arrives as its own `message_update`.
+ * - `after_provider_response` and the assistant `message_start` (response headers, stream open):
+ *   transport activity, neither a model event nor a keepalive.
+ */
+
+/** How a stream event is counted. */
+export type StreamActivity = 'model' | 'keepalive' | 'transport';
+
+const BLOCK_EDGES = new Set(['text_start', 'text_end', 'thinking_start', 'thinking_end', 'toolcall_start', 'toolcall_end']);
+const DELTAS = new Set(['text_delta', 'thinking_delta', 'toolcall_delta']);
+
+/** Classifies `message_update.assistantMessageEvent`. */
+export function classifyAssistantEvent(event: { type?: unknown; delta?: unknown } | null | undefined): StreamActivity {
+  const type = typeof event?.type === 'string' ? event.type : '';
+  if (BLOCK_EDGES.has(type)) return 'model';
+  if (DELTAS.has(type)) {
+    // Encrypted reasoning arrives as non-empty (opaque) deltas or block edges, so it counts.
+    return typeof event?.delta === 'string' && event.delta.length > 0 ? 'model' : 'keepalive';
+  }
+  return 'transport';
+}
+
+const KEEPALIVE_NAMES = /^(ping|keep-?alive|heartbeat)$/i;
+
+/** Classifies the `data` of a `provider_stream_event` (a raw provider event). */
+export function classifyProviderEvent(data: unknown): StreamActivity {
+  if (typeof data === 'object' && data !== null) {
+    const record = data as Record<string, unknown>;
+    for (const key of ['type', 'event']) {
+      const value = record[key];
+      if (typeof value === 'string' && KEEPALIVE_NAMES.test(value)) return 'keepalive';
+    }
+  }
+  return 'transport';
+}
