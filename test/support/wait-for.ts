@@ -1,5 +1,6 @@
+/** Waits until (`what` may be a function, evaluated only on failure, e.g. to show the screen then). */
 /** Waits until `check` returns a truthy value, polling; fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 5_000, everyMs = 10): Promise<NonNullable<T>> {
+export async function waitFor<T>(check: () => T | Promise<T>, what: string | (() => string), timeoutMs = 5_000, everyMs = 10): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -9,7 +10,7 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string, time
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}${last ? ` (last error: ${String(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

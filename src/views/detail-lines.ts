@@ -1,0 +1,167 @@
+/**
+ * The detail pane's content for one session, as lines: identity and state, every clock (picture
+ * and numbers), activity sparkline, last error, history, timers and watchers, state-log events,
+ * linked incidents and owner actions. Pure: the pane windows and scrolls these lines.
+ */
+import type { ControlAck, JournalEntry } from '../contract/control.js';
+import type { SessionView } from '../model/snapshot.js';
+import type { IncidentRecord } from '../model/types.js';
+import { activityBuckets, sparkline, squeeze, ACTIVITY_BUCKETS, type ActivityTrack } from './activity.js';
+import { formatAge } from './cells.js';
+import { plainLine, span, type Line } from './line.js';
+import { describeOutcome, journalActions, outcomeOf } from './owner-actions.js';
+import { clockLines, timelinePicture } from './timeline.js';
+import { formatClockTime, formatDuration, formatRelative } from './time-format.js';
+
+/** Local (not yet journalled) owner actions, as the view state keeps them. */
+export interface LocalAction {
+  action: string;
+  session: string;
+  requestId: string | null;
+  requestedAt: number;
+  status: 'queued' | 'sent' | 'failed';
+  error: string | null;
+}
+
+export interface DetailContext {
+  now: number;
+  width: number;
+  noColor: boolean;
+  incidents: readonly IncidentRecord[];
+  journal: readonly JournalEntry[] | undefined;
+  acks: ReadonlyMap<string, ControlAck & { session: string }>;
+  activity: ActivityTrack | undefined;
+  local: readonly LocalAction[];
+}
+
+/** How many recent items each list shows. */
+const RECENT = 8;
+
+const heading = (text: string): Line => plainLine(text, { bold: true, color: 'cyan' });
+const item = (text: string): Line => plainLine(`  ${text}`);
+
+function rawFields(raw: Record<string, unknown>, skip: readonly string[]): string {
+  return Object.entries(raw)
+    .filter(([k]) => !skip.includes(k))
+    .map(([k, val]) => `${k}=${typeof val === 'string' ? val : JSON.stringify(val)}`)
+    .join(' ');
+}
+
+export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
+  const { now } = ctx;
+  const at = (t: number | null | undefined) => formatClockTime(t, now);
+  const lines: Line[] = [];
+  const cp = v.checkpoint;
+
+  // Who and what.
+  lines.push([
+    span(`${v.name}`, { bold: true }),
+    span(`  ${v.role}${v.parent ? ` of ${v.parent}` : ''} · session ${v.session}`, { dim: true }),
+  ]);
+  lines.push([span('state '), span(v.state, { bold: true }), span(` — ${v.why}`)]);
+  const liveness = v.liveness ? ` · process: ${v.liveness.status}${v.liveness.detail ? ` (${v.liveness.detail})` : ''}` : '';
+  lines.push(item(`model ${v.model ?? 'unknown'}${cp?.thinking ? ` · thinking ${cp.thinking}` : ''}${cp ? ` · pid ${cp.pid} on ${cp.host}` : ''}${liveness}`));
+  lines.push(item(`armed ${v.role === 'lane' ? '— (a lane is never resumed; its root decides)' : v.armed === null ? 'unknown' : v.armed ? 'yes' : 'no'}${v.held ? ' · HELD' : ''}${cp?.held ? ` since ${at(cp.held.since)}${cp.held.by ? ` by ${cp.held.by}` : ''}, ${cp.held.heldTurnStarts} turn start(s) held` : ''}${cp?.ownerAbort ? ` · owner abort at ${at(cp.ownerAbort.at)}` : ''}`));
+  if (v.cwd) lines.push(item(`cwd ${v.cwd}`));
+  if (v.role === 'lane') {
+    const ls = v.laneStatus;
+    lines.push(
+      item(
+        `lane ${v.lane ?? '—'} · task ${v.task ?? '—'} · run ${v.runId ?? '—'}${v.deadline !== null ? ` · deadline ${at(v.deadline)} (${formatRelative(v.deadline, now)})` : ''}${
+          ls ? ` · run ${ls.state}${ls.currentTool ? `, tool ${ls.currentTool}${ls.currentToolStartedAt !== null ? ` for ${formatDuration(now - ls.currentToolStartedAt)}` : ''}` : ''}` : ''
+        }`,
+      ),
+    );
+  }
+  const dataAge = v.source.checkpoint
+    ? `checkpoint ${formatAge(v.source.checkpointAgeMs)} old${v.source.stale ? ' (STALE: a live request refreshes it at least every 15 s)' : ''}`
+    : `no checkpoint; session file last active ${v.lastActivityAt !== null ? formatRelative(v.lastActivityAt, now) : 'unknown'}`;
+  lines.push(item(`data: ${dataAge}`));
+  lines.push(item(`limits: inactivity ${formatDuration(v.limits.inactivityMs)} (${v.limits.source.inactivityMs}) · absolute ${formatDuration(v.limits.absoluteMs)} (${v.limits.source.absoluteMs}) · episode ${formatDuration(v.limits.episodeMs)} × ${v.limits.episodeMaxAttempts} attempts`));
+
+  // Clocks.
+  lines.push(heading('Clocks'));
+  const picture = timelinePicture(v, now, ctx.width);
+  if (picture.length === 0) lines.push(item(`no clock is running (${v.state})`));
+  else lines.push(...picture);
+  lines.push(...clockLines(v, now, ctx.noColor).map((l) => [span('  '), ...l]));
+
+  // Activity.
+  const sparkWidth = Math.max(10, Math.min(ACTIVITY_BUCKETS, ctx.width - 18));
+  const buckets = activityBuckets(ctx.activity, now);
+  const total = buckets.reduce((a, b) => a + b, 0);
+  const perChar = Math.ceil(ACTIVITY_BUCKETS / sparkWidth) * 10;
+  lines.push(heading(`Activity: model events per ${perChar} s, last 15 min (as seen by this dashboard)`));
+  lines.push(item(ctx.activity && total > 0 ? `${sparkline(squeeze(buckets, sparkWidth))}  ${total} events` : 'no model events seen yet'));
+
+  // Last error.
+  if (v.lastError) {
+    lines.push(heading('Last error'));
+    lines.push([span('  '), span(v.lastError, { color: 'red' })]);
+  }
+  if (cp?.episode?.lastErrorClass) lines.push(item(`error class ${cp.episode.lastErrorClass}`));
+  if (cp?.lastStop) lines.push(item(`last stop ${at(cp.lastStop.at)}: ${[cp.lastStop.reason, cp.lastStop.limit ? `limit ${cp.lastStop.limit}` : null, cp.lastStop.error].filter(Boolean).join(' · ')}`));
+
+  // History.
+  if (v.history.length > 0) {
+    lines.push(heading(`Retry / resume history (${v.history.length})`));
+    for (const h of v.history.slice(-RECENT).reverse()) lines.push(item(`${at(h.at)}  ${h.kind}  ${h.summary}`));
+  }
+
+  // Timers and watchers.
+  if (v.timers.length > 0 || v.watchers.length > 0) {
+    lines.push(heading('Loop-wait timers and watchers'));
+    for (const t of v.timers) lines.push(item(`timer ${t.id} at ${at(t.at)} (${formatRelative(t.at, now)})${t.reason ? ` · ${t.reason}` : ''}`));
+    for (const w of v.watchers) {
+      const r = w.receipt;
+      let receipt = 'no receipt';
+      if (r) {
+        const interval = r.intervalS ?? w.intervalS;
+        const stale = r.phase === 'running' && r.lastObservedAt !== null && interval !== null && now - r.lastObservedAt > 2 * interval * 1000;
+        receipt = `receipt ${r.phase ?? '?'}, ${r.observations ?? '?'} observations, last ${r.lastObservedAt !== null ? formatRelative(r.lastObservedAt, now) : 'never'}${stale ? ' (STALE: silent for over 2× its interval)' : ''}`;
+      }
+      lines.push(
+        item(`watcher ${w.label ?? w.id} · ${w.phase ?? 'phase ?'}${w.pid !== null ? ` · pid ${w.pid}` : ''}${w.deadline !== null ? ` · deadline ${at(w.deadline)}` : ''}${w.intervalS !== null ? ` · every ${w.intervalS} s` : ''} · ${receipt}`),
+      );
+    }
+  }
+
+  // State log.
+  if (v.stateLog.length > 0) {
+    lines.push(heading(`State log (${v.stateLog.length} events; newest first)`));
+    for (const e of v.stateLog.slice(-RECENT).reverse()) {
+      lines.push(item(`${at(e.at)}  ${e.ev}${e.by ? ` by ${e.by}` : ''}  ${rawFields(e.raw, ['v', 'seq', 'ts', 'ev', 'by'])}`));
+    }
+  }
+
+  // Incidents.
+  const linked = ctx.incidents.filter((i) => i.session === v.session);
+  if (linked.length > 0) {
+    lines.push(heading(`Incidents (${linked.length})`));
+    for (const i of linked.slice(0, RECENT)) {
+      lines.push([span('  '), span(`${at(i.at)}  ${i.cls}`, { color: 'red' }), span(`${i.limit ? ` · limit ${i.limit}` : ''}${i.attempt !== null ? ` · attempt ${i.attempt}` : ''}${i.exhausted ? ' · exhausted' : ''}  ${i.summary}`)]);
+    }
+  }
+
+  // Owner actions: the journal, plus requests this dashboard made that the journal does not show yet.
+  const journalled = journalActions(ctx.journal, v.session);
+  const known = new Set(journalled.map((a) => a.id));
+  const local = ctx.local.filter((a) => a.session === v.session && (a.requestId === null || !known.has(a.requestId)));
+  if (journalled.length > 0 || local.length > 0) {
+    lines.push(heading('Owner actions'));
+    for (const a of journalled.slice(-RECENT)) {
+      const o = outcomeOf({ id: a.id, home: v.home, requestedAt: a.requestedAt }, ctx.acks, ctx.journal, now);
+      lines.push(item(`${at(a.requestedAt)}  ${a.action}${a.by ? ` by ${a.by}` : ''} → ${describeOutcome(o)}`));
+    }
+    for (const a of local) {
+      const o =
+        a.status === 'failed'
+          ? describeOutcome({ status: 'failed', detail: a.error, settledAt: null })
+          : a.status === 'queued'
+            ? describeOutcome({ status: 'sending', detail: null, settledAt: null })
+            : describeOutcome(outcomeOf({ id: a.requestId!, home: v.home, requestedAt: a.requestedAt }, ctx.acks, ctx.journal, now));
+      lines.push(item(`${at(a.requestedAt)}  ${a.action} → ${o}`));
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,140 @@
+/**
+ * Owner actions as the views show them: what a confirmation says will happen, and where a request
+ * stands (pending → applied/refused/expired/stale-target, or nobody answered) from the acks and
+ * the owner's journal in the model.
+ */
+import type { ControlAck, ControlAction, JournalEntry } from '../contract/control.js';
+import { formatRemaining } from '../model/clocks.js';
+import type { SessionView } from '../model/snapshot.js';
+import { formatClockTime } from './time-format.js';
+
+/** SPEC §4.2: after this long without an ack, say plainly that no consumer answered. */
+export const NO_ANSWER_MS = 10_000;
+export const NO_CONSUMER_TEXT = 'no consumer answered in 10 s (is the loop-dash extension loaded in this root?)';
+/** How long a settled outcome stays in the flash line. */
+export const FLASH_MS = 6_000;
+
+/** Where a request stands. */
+export type OutcomeStatus = 'sending' | 'pending' | 'applied' | 'refused' | 'expired' | 'stale-target' | 'no-answer' | 'failed';
+
+export interface Outcome {
+  status: OutcomeStatus;
+  detail: string | null;
+  /** When it settled (null while sending/pending). */
+  settledAt: number | null;
+}
+
+/** The ack key in `ModelState.acks`. */
+export const ackKey = (home: string, id: string) => `${home}\0${id}`;
+
+/** Where request `id` stands at `now`, from the ack, else the journal's outcome line, else the clock. */
+export function outcomeOf(
+  req: { id: string; home: string; requestedAt: number },
+  acks: ReadonlyMap<string, ControlAck & { session: string }>,
+  journal: readonly JournalEntry[] | undefined,
+  now: number,
+): Outcome {
+  const ack = acks.get(ackKey(req.home, req.id));
+  if (ack) return { status: ack.status, detail: ack.detail || null, settledAt: Math.min(now, Math.max(ack.at, req.requestedAt)) };
+  const logged = journal?.filter((e) => e.id === req.id && e.kind === 'outcome' && e.status && e.status !== 'pending').pop();
+  if (logged?.status) {
+    const s = logged.status;
+    const status: OutcomeStatus = s === 'write-failed' ? 'failed' : s;
+    return { status, detail: logged.detail ?? null, settledAt: Math.min(now, logged.at) };
+  }
+  if (now - req.requestedAt >= NO_ANSWER_MS) return { status: 'no-answer', detail: NO_CONSUMER_TEXT, settledAt: req.requestedAt + NO_ANSWER_MS };
+  return { status: 'pending', detail: null, settledAt: null };
+}
+
+/** An outcome in words. */
+export function describeOutcome(o: Outcome): string {
+  switch (o.status) {
+    case 'sending':
+      return 'sending…';
+    case 'pending':
+      return 'pending (waiting for the session to answer)';
+    case 'applied':
+      return `applied${o.detail ? `: ${o.detail}` : ''}`;
+    case 'refused':
+      return `refused${o.detail ? `: ${o.detail}` : ''}`;
+    case 'expired':
+      return `expired before it was applied${o.detail ? `: ${o.detail}` : ''}`;
+    case 'stale-target':
+      return `rejected: the session restarted or moved on to another request${o.detail ? ` (${o.detail})` : ''}`;
+    case 'no-answer':
+      return NO_CONSUMER_TEXT;
+    case 'failed':
+      return `could not write the request${o.detail ? `: ${o.detail}` : ''}`;
+    default: {
+      const never: never = o.status;
+      return never;
+    }
+  }
+}
+
+/** One owner action of a session, assembled from the journal (newest last). */
+export interface JournalAction {
+  id: string;
+  action: ControlAction;
+  requestedAt: number;
+  by: string | null;
+}
+
+/** The requests the journal records for `session`. */
+export function journalActions(journal: readonly JournalEntry[] | undefined, session: string): JournalAction[] {
+  const byId = new Map<string, JournalAction>();
+  for (const e of journal ?? []) {
+    if (e.session !== session || !e.action) continue; // an unreadable request has no action to show
+    const seen = byId.get(e.id);
+    if (!seen) byId.set(e.id, { id: e.id, action: e.action, requestedAt: e.at, by: e.by ?? null });
+    else if (e.kind === 'requested') seen.requestedAt = e.at;
+  }
+  return [...byId.values()].sort((a, b) => a.requestedAt - b.requestedAt);
+}
+
+/** The confirmation dialog's words for an action on a session at `now`. */
+export function confirmText(action: ControlAction, v: SessionView, now: number): { title: string; facts: string[]; effect: string } {
+  const req = v.checkpoint?.request ?? null;
+  const inFlight = !!req && (v.state === 'requesting' || v.state === 'tools' || v.checkpoint?.state === 'requesting' || v.checkpoint?.state === 'tools');
+  const who = v.role === 'root' ? 'the root' : 'the lane';
+  const facts = [
+    `session  ${v.session}`,
+    `name     ${v.name}${v.role === 'lane' ? ' (lane)' : ''}`,
+    `model    ${v.model ?? 'unknown'}`,
+    req && inFlight
+      ? `request  turn ${req.turn}, started ${formatRemaining(now - req.startedAt)} ago (${formatClockTime(req.startedAt, now)})`
+      : 'request  none in flight',
+    `state    ${v.state}${v.armed === false ? ', disarmed' : v.armed === true ? ', armed' : ''}${v.held ? ', held' : ''}`,
+  ];
+  if (v.state === 'lost' || v.state === 'ended') facts.push(`note     the session looks ${v.state === 'lost' ? 'lost (its process is gone)' : 'ended'}: nothing may be there to answer`);
+  else if (!v.source.checkpoint) facts.push('note     no loop-dash checkpoint: the extension may not be loaded here, so nothing may answer');
+  switch (action) {
+    case 'abort':
+      return {
+        title: `Owner-abort ${v.name}?`,
+        facts,
+        effect:
+          req && inFlight
+            ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(now - req.startedAt)} ago) and hold ${who}; nothing restarts it until you arm it.`
+            : `No request is in flight: this cuts nothing and will only hold ${who}; nothing restarts it until you arm it.`,
+      };
+    case 'disarm':
+      return {
+        title: `Disarm ${v.name}?`,
+        facts,
+        effect: `This will hold ${who}: no automatic nudge, wake or resume starts a turn until you arm it. A request already running is not cut.`,
+      };
+    case 'arm':
+      return {
+        title: `Arm ${v.name}?`,
+        facts,
+        effect: v.held
+          ? `This will clear the hold${v.checkpoint?.held?.heldTurnStarts ? ` and release ${v.checkpoint.held.heldTurnStarts} held turn start(s) as one message` : ''}; the loop may then restart ${who} by itself.`
+          : `${v.name} is not held; arming it again lets the loop restart ${who} by itself (no change if it already can).`,
+      };
+    default: {
+      const never: never = action;
+      return never;
+    }
+  }
+}

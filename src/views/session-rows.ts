@@ -1,0 +1,99 @@
+/**
+ * The main table's rows: roots and their lanes flattened into a tree, sorted, filtered and folded.
+ * Pure: the view state decides the sort, the filter and which roots are collapsed.
+ */
+import { compareViews, type SessionView } from '../model/snapshot.js';
+import type { SessionState } from '../model/session-state.js';
+
+/** Sort modes, in the order `s` cycles through them. */
+export const SORT_MODES = ['first-limit', 'name', 'state', 'activity'] as const;
+export type SortMode = (typeof SORT_MODES)[number];
+
+export const SORT_LABELS: Record<SortMode, string> = {
+  'first-limit': 'time to first limit',
+  name: 'name',
+  state: 'state',
+  activity: 'last activity',
+};
+
+export function nextSortMode(mode: SortMode): SortMode {
+  return SORT_MODES[(SORT_MODES.indexOf(mode) + 1) % SORT_MODES.length]!;
+}
+
+/** SPEC §2's precedence order, most urgent first. */
+const STATE_ORDER: readonly SessionState[] = ['lost', 'held', 'requesting', 'tools', 'retry-wait', 'recovering', 'stopped', 'waiting', 'idle', 'ended', 'unknown'];
+
+const byName = (a: SessionView, b: SessionView) => a.name.localeCompare(b.name) || a.session.localeCompare(b.session);
+
+function comparator(mode: SortMode): (a: SessionView, b: SessionView) => number {
+  switch (mode) {
+    case 'first-limit':
+      return compareViews;
+    case 'name':
+      return byName;
+    case 'state':
+      return (a, b) => STATE_ORDER.indexOf(a.state) - STATE_ORDER.indexOf(b.state) || compareViews(a, b);
+    case 'activity':
+      // Most recent first; never-active last.
+      return (a, b) => (b.lastActivityAt ?? Number.NEGATIVE_INFINITY) - (a.lastActivityAt ?? Number.NEGATIVE_INFINITY) || byName(a, b);
+    default: {
+      const never: never = mode;
+      return never;
+    }
+  }
+}
+
+/** One visible row of the tree. */
+export interface TreeRow {
+  /** The session id: the cursor's key. */
+  id: string;
+  view: SessionView;
+  depth: 0 | 1;
+  /** For a lane: its root's id. */
+  parent: string | null;
+  /** For a lane: the last lane of its root (drawn `└`). */
+  last: boolean;
+  /** For a root: how many lanes it has (shown or not). */
+  laneCount: number;
+  collapsed: boolean;
+}
+
+/** Does the session match the filter text (name, session id, model or state; case-insensitive)? */
+export function matchesFilter(v: SessionView, filter: string): boolean {
+  const f = filter.trim().toLowerCase();
+  if (!f) return true;
+  return [v.name, v.session, v.model ?? '', v.state, v.lane ?? ''].some((s) => s.toLowerCase().includes(f));
+}
+
+/**
+ * The rows shown: roots sorted, each followed by its lanes (sorted the same way) unless
+ * collapsed. With a filter, a root stays when it or one of its lanes matches; of its lanes, only
+ * the matching ones are listed (all of them when the root itself matches).
+ */
+export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; filter: string; collapsed: ReadonlySet<string> }): TreeRow[] {
+  const cmp = comparator(opts.sort);
+  const sorted = opts.sort === 'first-limit' ? roots : [...roots].sort(cmp);
+  const rows: TreeRow[] = [];
+  for (const root of sorted) {
+    const rootMatches = matchesFilter(root, opts.filter);
+    const lanes = (opts.sort === 'first-limit' ? root.lanes : [...root.lanes].sort(cmp)).filter((l) => rootMatches || matchesFilter(l, opts.filter));
+    if (!rootMatches && lanes.length === 0) continue;
+    const collapsed = opts.collapsed.has(root.session);
+    rows.push({ id: root.session, view: root, depth: 0, parent: null, last: false, laneCount: root.lanes.length, collapsed });
+    if (collapsed) continue;
+    lanes.forEach((lane, i) => {
+      rows.push({ id: lane.session, view: lane, depth: 1, parent: root.session, last: i === lanes.length - 1, laneCount: 0, collapsed: false });
+    });
+  }
+  return rows;
+}
+
+/** Every session (roots and lanes) by id. */
+export function findSession(roots: readonly SessionView[], id: string | null): SessionView | null {
+  if (id === null) return null;
+  for (const r of roots) {
+    if (r.session === id) return r;
+    for (const l of r.lanes) if (l.session === id) return l;
+  }
+  return null;
+}

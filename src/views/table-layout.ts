@@ -1,0 +1,187 @@
+/**
+ * The main table's columns and how they narrow: from 200 columns down to 80 the table first
+ * abbreviates cells, then shrinks the name and model columns, then drops low-priority columns in a
+ * fixed order. At 80 columns name, state, inactivity, absolute, first-to-fire and age always stay.
+ * Cell text comes from `cells.ts`, shared with the plain `status` table.
+ */
+import type { SessionState } from '../model/session-state.js';
+import { COLUMNS, COLUMN_TITLES, sessionCells, type ColumnId, type Urgency } from './cells.js';
+import { span, type Line, type Span, type Tone } from './line.js';
+import type { TreeRow } from './session-rows.js';
+import { displayWidth, fit, sanitize } from './text.js';
+
+/** A cell ready to lay out: full and abbreviated text, and how urgent it is. */
+export interface TableCell {
+  text: string;
+  compact: string;
+  urgency: Urgency;
+  tone?: Tone;
+  dim?: boolean;
+}
+
+export type RowCells = Record<ColumnId, TableCell>;
+
+/** A column as laid out. */
+export interface LaidColumn {
+  id: ColumnId;
+  width: number;
+  compact: boolean;
+}
+
+/** The columns shown and their widths. */
+export interface TableLayout {
+  columns: LaidColumn[];
+  /** Columns left out for lack of width, in the order they were dropped. */
+  dropped: ColumnId[];
+}
+
+/** The cursor gutter: `› ` on the selected row. */
+export const GUTTER = 2;
+const GAP = 1;
+
+/** Abbreviate first (least loss of meaning first). */
+const COMPACT_ORDER: readonly ColumnId[] = ['model', 'resume', 'episode', 'first', 'armed', 'state'];
+/** Then drop, lowest priority first. Never dropped: name, state, inactivity, absolute, first, age. */
+export const DROP_ORDER: readonly ColumnId[] = ['model', 'incidents', 'armed', 'resume', 'episode'];
+/** Countdown columns keep a minimum width so they do not jitter as the seconds tick. */
+const MIN_WIDTH: Partial<Record<ColumnId, number>> = { inactivity: 7, absolute: 7, age: 4 };
+const MAX_WIDTH: Partial<Record<ColumnId, number>> = { name: 40, model: 28 };
+/** How far the flexible columns may shrink before a column is dropped, and after. */
+const SHRINK_SOFT: Partial<Record<ColumnId, number>> = { name: 16, model: 12 };
+const SHRINK_HARD: Partial<Record<ColumnId, number>> = { name: 10 };
+const RIGHT_ALIGNED = new Set<ColumnId>(['inactivity', 'absolute', 'incidents', 'age']);
+
+const STATE_TONE: Record<SessionState, Tone | undefined> = {
+  lost: 'red',
+  held: 'magenta',
+  requesting: 'green',
+  tools: 'green',
+  'retry-wait': 'yellow',
+  recovering: 'yellow',
+  stopped: 'red',
+  waiting: 'cyan',
+  idle: undefined,
+  ended: 'gray',
+  unknown: 'gray',
+};
+
+const URGENCY_TONE: Record<Urgency, Tone | undefined> = { critical: 'red', warning: 'yellow', ok: undefined, none: undefined };
+
+/** Text markers that stand in for colour under NO_COLOR. */
+export function urgencyMarker(u: Urgency): string {
+  return u === 'critical' ? '!!' : u === 'warning' ? '!' : '';
+}
+
+function treePrefix(row: TreeRow): string {
+  if (row.depth === 1) return row.last ? ' └ ' : ' ├ ';
+  if (row.laneCount === 0) return '  ';
+  return row.collapsed ? '▸ ' : '▾ ';
+}
+
+/** Model ids without the provider prefix. */
+function shortModel(model: string): string {
+  const i = model.lastIndexOf('/');
+  return i >= 0 ? model.slice(i + 1) : model;
+}
+
+/** The cells of one tree row at `now`. */
+export function rowCells(row: TreeRow, now: number, noColor: boolean): RowCells {
+  const c = sessionCells(row.view, now);
+  const v = row.view;
+  const mark = (u: Urgency) => (noColor ? urgencyMarker(u) : '');
+  const cell = (id: ColumnId, compact?: (t: string) => string): TableCell => {
+    const base = c[id];
+    const text = sanitize(base.text) + mark(base.urgency);
+    return { text, compact: compact ? compact(sanitize(base.text)) + mark(base.urgency) : text, urgency: base.urgency, tone: URGENCY_TONE[base.urgency] };
+  };
+  const name = `${treePrefix(row)}${sanitize(c.name.text)}${collapsedSuffix(row)}`;
+  return {
+    name: { text: name, compact: name, urgency: 'none' },
+    model: { text: sanitize(c.model.text), compact: shortModel(sanitize(c.model.text)), urgency: 'none', dim: true },
+    state: {
+      text: sanitize(c.state.text),
+      compact: sanitize(c.state.text).replace(' (stale)', '*'),
+      urgency: 'none',
+      tone: STATE_TONE[v.state],
+      dim: v.source.stale,
+    },
+    inactivity: cell('inactivity'),
+    absolute: cell('absolute'),
+    first: cell('first', (t) => t.replace(' by ', '+')),
+    episode: cell('episode', (t) => t.replace(/ left$/, '')),
+    resume: cell('resume', (t) => t.replace(/ #(\d+) (sched|pred)$/, (_m, n: string, s: string) => `#${n}${s[0]}`).replace(/^retry /, 'r')),
+    armed: {
+      ...cell('armed', (t) => (t === 'disarmed' ? 'off' : t === 'armed' ? 'on' : t)),
+      tone: v.held ? 'magenta' : v.armed === false ? 'yellow' : undefined,
+    },
+    incidents: { ...cell('incidents'), tone: v.incidents > 0 ? 'red' : undefined },
+    age: { ...cell('age'), tone: v.source.stale ? 'yellow' : undefined },
+  };
+}
+
+function collapsedSuffix(row: TreeRow): string {
+  return row.depth === 0 && row.collapsed && row.laneCount > 0 ? ` (+${row.laneCount})` : '';
+}
+
+/** Lay out the columns for rows of cells in `width` terminal cells. */
+export function layoutColumns(rows: readonly RowCells[], width: number): TableLayout {
+  const natural = (id: ColumnId, compact: boolean) => {
+    let w = Math.max(displayWidth(COLUMN_TITLES[id]), MIN_WIDTH[id] ?? 0);
+    for (const r of rows) w = Math.max(w, displayWidth(compact ? r[id].compact : r[id].text));
+    return Math.min(w, MAX_WIDTH[id] ?? Number.POSITIVE_INFINITY);
+  };
+  let columns: LaidColumn[] = COLUMNS.map((id) => ({ id, width: natural(id, false), compact: false }));
+  const dropped: ColumnId[] = [];
+  const avail = width - GUTTER;
+  const total = () => columns.reduce((n, c) => n + c.width, 0) + GAP * Math.max(0, columns.length - 1);
+
+  for (const id of COMPACT_ORDER) {
+    if (total() <= avail) break;
+    const col = columns.find((c) => c.id === id)!;
+    col.compact = true;
+    col.width = natural(id, true);
+  }
+  const shrink = (limits: Partial<Record<ColumnId, number>>) => {
+    for (const col of columns) {
+      const floor = limits[col.id];
+      if (floor === undefined || total() <= avail) continue;
+      col.width = Math.max(Math.min(col.width, floor), col.width - (total() - avail));
+    }
+  };
+  shrink(SHRINK_SOFT);
+  for (const id of DROP_ORDER) {
+    if (total() <= avail) break;
+    columns = columns.filter((c) => c.id !== id);
+    dropped.push(id);
+  }
+  shrink(SHRINK_HARD);
+  // Give any room left back to the name, then the model (up to what their text needs).
+  for (const id of ['name', 'model'] as const) {
+    const col = columns.find((c) => c.id === id);
+    if (!col) continue;
+    const want = natural(id, col.compact);
+    if (col.width < want) col.width = Math.min(want, col.width + Math.max(0, avail - total()));
+  }
+  return { columns, dropped };
+}
+
+/** The title row. */
+export function headerLine(layout: TableLayout): Line {
+  const text = layout.columns.map((c) => fit(COLUMN_TITLES[c.id], c.width, RIGHT_ALIGNED.has(c.id) ? 'right' : 'left')).join(' '.repeat(GAP));
+  return [span(' '.repeat(GUTTER) + text, { bold: true })];
+}
+
+/** One session row, pre-formatted: a gutter, then each cell fitted to its column. */
+export function rowLine(cells: RowCells, layout: TableLayout, selected: boolean, noColor: boolean): Line {
+  const spans: Span[] = [span(selected ? '› ' : '  ', { bold: selected, inverse: selected && !noColor })];
+  layout.columns.forEach((col, i) => {
+    const cell = cells[col.id];
+    const text = fit(col.compact ? cell.compact : cell.text, col.width, RIGHT_ALIGNED.has(col.id) ? 'right' : 'left');
+    const style: Omit<Span, 'text'> = noColor
+      ? {}
+      : { ...(cell.tone ? { color: cell.tone } : {}), ...(cell.dim ? { dim: true } : {}), ...(selected ? { inverse: true } : {}), ...(cell.urgency === 'critical' ? { bold: true } : {}) };
+    spans.push(span(i === 0 ? text : ' '.repeat(GAP) + text, style));
+  });
+  if (noColor) return [span(spans.map((s) => s.text).join(''))];
+  return spans;
+}

@@ -1,0 +1,312 @@
+import { afterEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cleanup, render } from 'ink-testing-library';
+import { App } from '../src/views/App.js';
+import { KEYMAP } from '../src/views/keymap.js';
+import { NO_CONSUMER_TEXT } from '../src/views/owner-actions.js';
+import { initialModelState } from '../src/model/reducer.js';
+import type { IncidentRecord, ReaderEvent } from '../src/model/types.js';
+import { clock, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, recordingPort, requesting, stripAnsi, testStore, waitFor } from './views-fixtures.js';
+
+const MIN = 60_000;
+const DOWN = '\u001b[B';
+const ESC = '\u001b';
+
+afterEach(() => cleanup());
+
+function setup(opts: { readOnly?: boolean; events?: ReaderEvent[]; port?: ReturnType<typeof recordingPort> } = {}) {
+  const store = testStore(fixtureState(opts.events ?? []));
+  const port = opts.port ?? recordingPort();
+  const props = { store, clock, tick: false, host: HOST, readOnly: opts.readOnly ?? false, actions: port, rows: 40, columns: 100, noColor: true };
+  const r = render(<App {...props} />);
+  const frame = () => stripAnsi(r.lastFrame() ?? '');
+  const until = (pred: (f: string) => boolean, ms = 2000) => waitFor(() => pred(frame()), ms, frame);
+  /** The line of the highlighted row. */
+  const cursorLine = () => frame().split('\n').find((l) => l.startsWith('›')) ?? '';
+  return { r, store, port, frame, until, cursorLine, props };
+}
+
+/** Session rows (lines that hold one of the fixture names), in screen order. */
+function rowOrder(frame: string): string[] {
+  const names = ['api-root', 'lane-a', 'lane-b', 'web-root', 'ops-root'];
+  return frame
+    .split('\n')
+    .map((l) => names.find((n) => l.includes(` ${n} `)))
+    .filter((n): n is string => !!n);
+}
+
+test('rows show every root and lane with countdowns for the fixed now', async () => {
+  const { frame, until } = setup();
+  await until((f) => f.includes('ops-root'));
+  const lines = frame().split('\n');
+  const api = lines.find((l) => l.includes('api-root'))!;
+  assert.match(api, /requesting\s+4:00\s+1:02:57/, api);
+  assert.match(api, /inact\+58:57/, 'first-to-fire with margin (abbreviated at 100 columns)');
+  const laneA = lines.find((l) => l.includes('lane-a'))!;
+  assert.match(laneA, /├ lane-a/);
+  assert.match(laneA, /0:30!!/, 'critical countdown marked under NO_COLOR');
+  assert.match(lines.find((l) => l.includes('lane-b'))!, /└ lane-b/);
+  assert.match(lines.find((l) => l.includes('web-root'))!, /10:00/);
+  assert.match(lines.find((l) => l.includes('ops-root'))!, /unknown/);
+  // Sorted by time to the first limit: api (4:00) before web (10:00) before ops (none).
+  assert.deepEqual(rowOrder(frame()), ['api-root', 'lane-a', 'lane-b', 'web-root', 'ops-root']);
+});
+
+test('before any key, the highlighted first row keeps its session across a reorder', async () => {
+  const { store, until, cursorLine } = setup();
+  await until((f) => f.includes('ops-root'));
+  assert.match(cursorLine(), /api-root/);
+  store.push([cpEvent(requesting(ID.web, 1 * MIN, { model: 'openai/gpt-5' }))]);
+  await until((f) => rowOrder(f)[0] === 'web-root');
+  assert.match(cursorLine(), /api-root/);
+});
+
+test('the cursor stays on its session when rows reorder', async () => {
+  const { r, store, until, cursorLine, frame } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('j');
+  await until(() => cursorLine().includes('lane-a'));
+  r.stdin.write('k');
+  await until(() => cursorLine().includes('api-root'));
+  // web-root's inactivity drops to 1:00: it now sorts first.
+  store.push([cpEvent(requesting(ID.web, 1 * MIN, { model: 'openai/gpt-5' }))]);
+  await until((f) => rowOrder(f)[0] === 'web-root');
+  assert.match(cursorLine(), /api-root/);
+  assert.deepEqual(rowOrder(frame()), ['web-root', 'api-root', 'lane-a', 'lane-b', 'ops-root']);
+});
+
+test('several keys delivered in one chunk are all applied', async () => {
+  const { r, until, cursorLine } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write(DOWN + DOWN + DOWN);
+  await until(() => cursorLine().includes('web-root'));
+});
+
+test('lanes collapse and expand; left on a lane goes to its root', async () => {
+  const { r, until, cursorLine, frame } = setup();
+  await until((f) => f.includes('lane-a'));
+  r.stdin.write('j');
+  await until(() => cursorLine().includes('lane-a'));
+  r.stdin.write('h');
+  await until(() => cursorLine().includes('api-root'));
+  assert.ok(frame().includes('lane-a'), 'moving to the root does not fold it');
+  r.stdin.write('h');
+  await until((f) => !f.includes('lane-a') && f.includes('api-root (+2)'));
+  r.stdin.write('l');
+  await until((f) => f.includes('lane-a') && f.includes('lane-b'));
+});
+
+test('the abort dialog names the exact target, and n cancels without a request', async () => {
+  const { r, until, port, frame } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('x');
+  await until((f) => f.includes('Owner-abort api-root?'));
+  const f = frame();
+  assert.ok(f.includes(ID.api), 'session id');
+  assert.ok(f.includes('anthropic/claude-sonnet-4'), 'model');
+  assert.ok(f.includes('turn 7, started 12:03 ago'), 'request age and turn');
+  assert.match(f.replace(/\n│ /g, ' '), /cut the in-flight request turn 7 \(started 12:03 ago\) and hold the root; nothing restarts it until you arm it/);
+  assert.ok(f.includes('y confirm · any other key cancels'));
+  r.stdin.write('n');
+  await until((g) => !g.includes('Owner-abort'));
+  await new Promise((res) => setImmediate(res));
+  assert.equal(port.calls.length, 0);
+});
+
+test('x on a row with no request in flight says it will only hold', async () => {
+  const { r, until } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('G'); // last row: ops-root, no checkpoint
+  await until((f) => f.split('\n').some((l) => l.startsWith('›') && l.includes('ops-root')));
+  r.stdin.write('x');
+  await until((f) => f.includes('No request is in flight: this cuts nothing and will only hold'));
+});
+
+test('y sends the request, then the flash follows the ack', async () => {
+  const port = recordingPort({ id: 'req-42' });
+  const { r, until, store } = setup({ port });
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('x');
+  await until((f) => f.includes('Owner-abort api-root?'));
+  r.stdin.write('y');
+  await until((f) => f.includes('abort api-root: pending'));
+  assert.equal(port.calls.length, 1);
+  assert.equal(port.calls[0]!.action, 'abort');
+  assert.equal(port.calls[0]!.target.session, ID.api);
+  store.push([{ type: 'ack', home: HOME, session: ID.api, ack: { v: 1, id: 'req-42', status: 'applied', at: NOW, detail: 'request cut' } }]);
+  await until((f) => f.includes('abort api-root: applied: request cut'));
+});
+
+test('a request that could not be written shows the error and no pending state', async () => {
+  const port = recordingPort({ error: 'ENOSPC: no space left on device' });
+  const { r, until } = setup({ port });
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('a');
+  await until((f) => f.includes('Arm api-root?'));
+  r.stdin.write('y');
+  await until((f) => f.includes('arm api-root: could not write the request: ENOSPC'));
+  assert.equal(port.calls.length, 1);
+});
+
+test('without an ack for 10 s the flash says no consumer answered', async () => {
+  const port = recordingPort({ id: 'req-7' });
+  const { r, until, props } = setup({ port });
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('d');
+  await until((f) => f.includes('Disarm api-root?'));
+  r.stdin.write('y');
+  await until((f) => f.includes('disarm api-root: pending'));
+  const later = () => NOW + 11_000;
+  r.rerender(<App {...props} clock={later} />);
+  await until((f) => f.includes(NO_CONSUMER_TEXT));
+});
+
+test('read-only: x does nothing and the footer and help lack the owner actions', async () => {
+  const { r, until, frame, port } = setup({ readOnly: true });
+  await until((f) => f.includes('ops-root'));
+  const footer = frame().split('\n').filter(Boolean).pop()!;
+  assert.ok(footer.includes('? help'));
+  assert.ok(!footer.includes('abort') && !footer.includes('disarm') && !/\ba arm/.test(footer), footer);
+  r.stdin.write('x');
+  r.stdin.write('?');
+  await until((f) => f.includes('Esc or ? closes this help'));
+  assert.ok(!frame().includes('Owner-abort'));
+  assert.ok(!frame().includes('owner-abort the request'), 'help lists no dangerous key');
+  assert.equal(port.calls.length, 0);
+});
+
+test('the help overlay lists every key of the registry', async () => {
+  const { r, until, frame } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('?');
+  await until((f) => f.includes('Esc or ? closes this help'));
+  for (const b of KEYMAP.filter((k) => k.keys.length > 0)) {
+    assert.ok(frame().includes(b.label), `help shows ${b.label}`);
+    assert.ok(frame().includes(b.description), `help shows "${b.description}"`);
+  }
+  r.stdin.write(ESC);
+  await until((f) => f.includes('ops-root') && !f.includes('closes this help'));
+});
+
+test('while loading, sessions found so far and a progress line are shown', async () => {
+  const { until, store } = setup();
+  store.push([{ type: 'progress', home: HOME, read: 412, total: 1000, done: false }]);
+  await until((f) => f.includes('reading 412/1000 sessions') && f.includes('api-root'));
+});
+
+test('an empty, loading home is never a blank frame', async () => {
+  const store = testStore(initialModelState());
+  store.push([{ type: 'progress', home: HOME, read: 0, total: 1000, done: false }]);
+  const r = render(<App store={store} clock={clock} tick={false} host={HOST} readOnly={false} actions={recordingPort()} rows={24} columns={100} noColor />);
+  await waitFor(() => (r.lastFrame() ?? '').includes('reading 0/1000 sessions'));
+  assert.ok((r.lastFrame() ?? '').includes('reading sessions…'));
+});
+
+test('a degraded watcher shows a banner', async () => {
+  const { until, store } = setup();
+  store.push([{ type: 'watch-mode', mode: 'degraded', detail: null }]);
+  await until((f) => f.includes('file watching degraded - polling every 1 s'));
+});
+
+test('/ filters rows by text and Esc clears it', async () => {
+  const { r, until, frame } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('/');
+  r.stdin.write('w');
+  r.stdin.write('e');
+  r.stdin.write('b');
+  await until((f) => f.includes('filter: web') && !f.includes('api-root'));
+  assert.deepEqual(rowOrder(frame()), ['web-root']);
+  r.stdin.write('\u007f'); // 0x7F: Ink reports it as `delete`; it erases in the prompt
+  await until((f) => f.includes('filter: we') && !f.includes('filter: web'));
+  r.stdin.write(ESC);
+  await until((f) => f.includes('api-root') && !f.includes('filter:'));
+});
+
+test('s cycles the sort mode', async () => {
+  const { r, until, frame } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('s');
+  await until((f) => f.includes('sort: name'));
+  assert.deepEqual(rowOrder(frame()), ['api-root', 'lane-a', 'lane-b', 'ops-root', 'web-root']);
+});
+
+function incident(file: string, over: Partial<IncidentRecord>): ReaderEvent {
+  return {
+    type: 'incident',
+    record: {
+      file: `${HOME}/incidents/${file}`,
+      home: HOME,
+      cls: 'loop-request-wall-clock-ceiling',
+      known: true,
+      session: ID.api,
+      at: NOW - 5 * MIN,
+      limit: 'wall-clock',
+      attempt: 2,
+      exhausted: false,
+      movedAside: false,
+      summary: 'request cut after 14:00',
+      raw: { v: 1, class: 'loop-request-wall-clock-ceiling', session: ID.api },
+      ...over,
+    },
+  };
+}
+
+test('incidents view: newest first, filter, and the whole record on Enter', async () => {
+  const events = [
+    incident('request/a.json', {}),
+    incident('ops/b.json', { cls: 'loop-future-thing', known: false, session: ID.web, at: NOW - MIN, limit: null, attempt: null, summary: 'new class', raw: { v: 1, class: 'loop-future-thing', weird: 42 } }),
+    { type: 'warnings', file: `${HOME}/sessions/bad.jsonl`, warnings: [{ file: `${HOME}/sessions/bad.jsonl`, line: 3, message: 'invalid JSON', severity: 'error' }] } as ReaderEvent,
+  ];
+  const { r, until, frame } = setup({ events });
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('i');
+  await until((f) => f.includes('Incidents (2), newest first'));
+  const lines = frame().split('\n');
+  const first = lines.findIndex((l) => l.includes('loop-future-thing'));
+  const second = lines.findIndex((l) => l.includes('loop-request-wall-clock-ceiling'));
+  assert.ok(first >= 0 && second > first, 'newest first');
+  assert.ok(frame().includes('sessions/bad.jsonl:3'), 'warnings listed below');
+  // Enter on the first (unknown class): raw fields shown.
+  r.stdin.write('\r');
+  await until((f) => f.includes('Incident record'));
+  assert.ok(frame().includes('weird: 42'));
+  assert.ok(frame().includes(`${HOME}/incidents/ops/b.json`));
+  assert.ok(frame().includes('web-root'), 'linked session by name');
+  r.stdin.write(ESC);
+  await until((f) => f.includes('Incidents (2)'));
+  r.stdin.write('/');
+  for (const c of 'wall') r.stdin.write(c);
+  await until((f) => f.includes('Incidents (1 of 2)'));
+  r.stdin.write('\r'); // keep the filter
+  r.stdin.write('\r'); // open the record
+  await until((f) => f.includes('Incident record') && f.includes('limit     wall-clock'));
+});
+
+test('detail pane: timeline, numbers, first to fire, and the activity sparkline', async () => {
+  const { r, until, frame, store } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('\r');
+  await until((f) => f.includes('Clocks'));
+  const f = frame();
+  assert.match(f, /S.*N.*I═+A/, 'timeline picture');
+  assert.ok(f.includes('I inactivity       4:00 left'));
+  assert.ok(f.includes('A absolute         1:02:57 left'));
+  assert.ok(f.includes('first to fire: inactivity, 58:57 before the next limit'));
+  assert.ok(f.includes('no model events seen yet'));
+  // The checkpoint shows 30 more model events: the dashboard records them now.
+  const cp = requesting(ID.api, 4 * MIN);
+  store.push([cpEvent({ ...cp, request: { ...cp.request!, modelEvents: 150 } })]);
+  await until((g) => /[▁▂▃▄▅▆▇█]{10,}\s+30 events/.test(g));
+});
+
+test('strings from files are sanitised before rendering', async () => {
+  const evil = 'evil\u001b]0;pwned\u0007\u001b[31mred\u001b[0m\r\u0007name';
+  const { until, r } = setup({ events: [factsEvent(facts(ID.ops, evil, { model: null, continuation: null }))] });
+  await until((f) => f.includes('evilrdname') || f.includes('evilredname'));
+  const raw = r.lastFrame() ?? '';
+  assert.ok(!raw.includes('\u0007'), 'no BEL');
+  assert.ok(!raw.includes('\u001b]'), 'no OSC');
+  assert.ok(!raw.includes('\r'), 'no carriage return');
+  assert.ok(stripAnsi(raw).includes('evilredname'));
+});

@@ -1,0 +1,157 @@
+import { afterEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import chalk from 'chalk';
+import { Text } from 'ink';
+import { useClock } from '../src/views/use-clock.js';
+import { App } from '../src/views/App.js';
+import { displayWidth } from '../src/views/text.js';
+import type { ReaderEvent } from '../src/model/types.js';
+import { clock, cpEvent, facts, factsEvent, fixtureState, HOST, recordingPort, renderSized, requesting, stripAnsi, testStore, waitFor } from './views-fixtures.js';
+
+const MIN = 60_000;
+const mounted: { instance: { unmount(): void } }[] = [];
+afterEach(() => {
+  for (const m of mounted.splice(0)) m.instance.unmount();
+});
+
+function mount(columns: number, rows: number, opts: { events?: ReaderEvent[]; noColor?: boolean } = {}) {
+  const store = testStore(fixtureState(opts.events ?? []));
+  const h = renderSized(
+    <App store={store} clock={clock} tick={false} host={HOST} readOnly={false} actions={recordingPort()} noColor={opts.noColor ?? true} />,
+    columns,
+    rows,
+  );
+  mounted.push(h);
+  const frame = () => stripAnsi(h.lastFrame());
+  const until = (pred: (f: string) => boolean) => waitFor(() => pred(frame()), 2000, frame);
+  return { ...h, frame, until, store };
+}
+
+/** The frame stays below the terminal height and no line is wider than the terminal. */
+function assertFits(frame: string, columns: number, rows: number, what: string): void {
+  const lines = frame.split('\n');
+  assert.ok(lines.length <= rows - 1, `${what}: ${lines.length} lines on a ${rows}-row terminal\n${frame}`);
+  for (const l of lines) assert.ok(displayWidth(l) <= columns, `${what}: line of ${displayWidth(l)} cells on ${columns} columns: ${l}`);
+}
+
+function titles(frame: string): string {
+  return frame.split('\n').find((l) => l.includes('NAME')) ?? '';
+}
+
+test('80×24: the essential columns stay and every view fits', async () => {
+  const m = mount(80, 24);
+  await m.until((f) => f.includes('ops-root'));
+  const t = titles(m.frame());
+  for (const c of ['NAME', 'STATE', 'INACT', 'ABS', 'FIRST', 'AGE']) assert.ok(t.includes(c), `${c} in ${t}`);
+  assert.ok(!t.includes('MODEL'), 'model is the first column dropped');
+  assertFits(m.frame(), 80, 24, 'table');
+  assert.match(m.frame(), /api-root.*requesting\s+4:00\s+1:02:57/);
+
+  m.stdin.write('\r');
+  await m.until((f) => f.includes('Clocks'));
+  assertFits(m.frame(), 80, 24, 'detail');
+  m.stdin.write('\t');
+  for (let i = 0; i < 30; i++) m.stdin.write('j');
+  await m.until((f) => f.includes('(↑↓ scroll'));
+  assertFits(m.frame(), 80, 24, 'detail scrolled');
+  m.stdin.write('\u001b');
+  // A lone Esc is delivered on the next turn (ESC + x at once would be Alt+x): wait for it.
+  await m.until((f) => f.includes('(Tab to scroll'));
+  m.stdin.write('x');
+  await m.until((f) => f.includes('Owner-abort'));
+  assertFits(m.frame(), 80, 24, 'confirm dialog');
+  assert.ok(m.frame().includes('nothing restarts it until you arm it'), 'the effect sentence wraps instead of being cut');
+  m.stdin.write('n');
+  m.stdin.write('?');
+  await m.until((f) => f.includes('closes this help'));
+  assertFits(m.frame(), 80, 24, 'help');
+  m.stdin.write('?');
+  m.stdin.write('i');
+  await m.until((f) => f.includes('Incidents (0)'));
+  assertFits(m.frame(), 80, 24, 'incidents');
+});
+
+test('200×50: every column is shown in full', async () => {
+  const m = mount(200, 50);
+  await m.until((f) => f.includes('ops-root'));
+  const t = titles(m.frame());
+  for (const c of ['NAME', 'MODEL', 'STATE', 'INACT', 'ABS', 'FIRST', 'EPISODE', 'RESUME', 'ARMED', 'INC', 'AGE']) assert.ok(t.includes(c), `${c} in ${t}`);
+  assert.match(m.frame(), /anthropic\/claude-sonnet-4/);
+  assert.match(m.frame(), /inact by 58:57/);
+  assertFits(m.frame(), 200, 50, 'wide');
+});
+
+test('40 sessions on a 10-row terminal: scrolls with the cursor and says +N more', async () => {
+  const many: ReaderEvent[] = [];
+  for (let i = 0; i < 40; i++) {
+    const id = `ffff${String(i).padStart(4, '0')}-0000-4000-8000-000000000000`;
+    many.push(factsEvent(facts(id, `bulk-${String(i).padStart(2, '0')}`)), cpEvent(requesting(id, (20 + i) * MIN)));
+  }
+  const m = mount(100, 10, { events: many });
+  await m.until((f) => /\+\d+ more/.test(f));
+  assertFits(m.frame(), 100, 10, 'first page');
+  m.stdin.write('G');
+  await m.until((f) => f.split('\n').some((l) => l.startsWith('›') && l.includes('ops-root')));
+  assertFits(m.frame(), 100, 10, 'last page');
+  assert.match(m.frame(), /\+\d+ more above/);
+});
+
+test('a resize re-lays the table out for the new width', async () => {
+  const m = mount(200, 30);
+  await m.until((f) => titles(f).includes('MODEL'));
+  m.stdout.columns = 80;
+  m.stdout.emit('resize');
+  await m.until((f) => !titles(f).includes('MODEL') && titles(f).includes('AGE'));
+  assertFits(m.frame(), 80, 30, 'after shrinking');
+  m.stdout.columns = 200;
+  m.stdout.emit('resize');
+  await m.until((f) => titles(f).includes('MODEL'));
+});
+
+test('NO_COLOR: no escape codes, states still told apart by text', async (t) => {
+  const level = chalk.level;
+  chalk.level = 1;
+  t.after(() => {
+    chalk.level = level;
+  });
+  const plain = mount(100, 24, { noColor: true });
+  await plain.until((f) => f.includes('ops-root'));
+  const raw = plain.lastFrame();
+  assert.ok(!raw.includes('\u001b'), 'no escape sequence at all');
+  assert.match(raw, /lane-a.*requesting\s+0:30!!/, 'critical marked !!');
+  const warn = mount(100, 24, { noColor: true, events: [cpEvent(requesting('aaaa1111-0000-4000-8000-000000000001', 2 * MIN))] });
+  await warn.until((f) => f.includes('ops-root'));
+  assert.match(warn.lastFrame(), /api-root.*2:00!/, 'warning marked !');
+  assert.ok(raw.includes('unknown') && raw.includes('idle'));
+
+  // With colours on, the same frame does carry colour codes (so the check above means something).
+  const coloured = mount(100, 24, { noColor: false });
+  await coloured.until((f) => f.includes('ops-root'));
+  assert.ok(coloured.lastFrame().includes('\u001b[31m'), 'critical in red');
+  assert.ok(!/0:30!!/.test(coloured.frame()), 'markers only stand in for colour');
+});
+
+test('q quits through Ink exit()', async () => {
+  const m = mount(100, 24);
+  await m.until((f) => f.includes('ops-root'));
+  const exited = m.instance.waitUntilExit();
+  m.stdin.write('q');
+  await Promise.race([exited, new Promise((_, reject) => setTimeout(() => reject(new Error('did not exit')), 2000))]);
+});
+
+test('the shared clock ticks on period boundaries', async () => {
+  const seen: number[] = [];
+  const realClock = () => Date.now();
+  function Probe() {
+    const now = useClock({ clock: realClock, periodMs: 40 });
+    seen.push(now);
+    return <Text>{now}</Text>;
+  }
+  const h = renderSized(<Probe />, 40, 5);
+  mounted.push(h);
+  await waitFor(() => new Set(seen).size >= 4, 3000);
+  // After the first read, every value is a boundary, one period apart at most a few periods.
+  const ticks = [...new Set(seen)].slice(1);
+  for (const t of ticks) assert.equal(t % 40, 0, `tick at ${t % 40} ms past the boundary`);
+  for (let i = 1; i < ticks.length; i++) assert.ok(ticks[i]! > ticks[i - 1]!);
+});

@@ -1,0 +1,269 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Key } from 'ink';
+import { buildSnapshot } from '../src/model/snapshot.js';
+import { activityBuckets, recordActivity, sparkline, squeeze, type ActivityLog } from '../src/views/activity.js';
+import { detailLines } from '../src/views/detail-lines.js';
+import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
+import { clipLine, lineText, windowLines } from '../src/views/line.js';
+import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
+import { treeRows } from '../src/views/session-rows.js';
+import { layoutColumns, rowCells } from '../src/views/table-layout.js';
+import { displayWidth, fit, sanitize, truncate, wrapWords } from '../src/views/text.js';
+import { drawAxis } from '../src/views/timeline.js';
+import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
+import { checkpoint, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, requesting } from './views-fixtures.js';
+
+const MIN = 60_000;
+
+function key(over: Partial<Key> = {}): Key {
+  return {
+    upArrow: false,
+    downArrow: false,
+    leftArrow: false,
+    rightArrow: false,
+    pageDown: false,
+    pageUp: false,
+    home: false,
+    end: false,
+    return: false,
+    escape: false,
+    ctrl: false,
+    shift: false,
+    tab: false,
+    backspace: false,
+    delete: false,
+    meta: false,
+    super: false,
+    hyper: false,
+    capsLock: false,
+    numLock: false,
+    ...over,
+  };
+}
+
+const rw = { readOnly: false };
+const ro = { readOnly: true };
+
+test('matcher: default keys, Ink quirks, chords', () => {
+  assert.equal(matchAction('', key({ upArrow: true }), rw), 'up');
+  assert.equal(matchAction('k', key(), rw), 'up');
+  assert.equal(matchAction('j', key(), rw), 'down');
+  assert.equal(matchAction('h', key(), rw), 'collapse');
+  assert.equal(matchAction('', key({ rightArrow: true }), rw), 'expand');
+  assert.equal(matchAction('\r', key({ return: true }), rw), 'detail');
+  assert.equal(matchAction('\t', key({ tab: true }), rw), 'switchPane');
+  assert.equal(matchAction('/', key(), rw), 'filter');
+  assert.equal(matchAction('?', key({ shift: true }), rw), 'help');
+  assert.equal(matchAction('q', key(), rw), 'quit');
+  // Esc arrives with meta set: still `back`.
+  assert.equal(matchAction('', key({ escape: true, meta: true }), rw), 'back');
+  // Alt+x (meta + x) is not x; Ctrl+a is not a.
+  assert.equal(matchAction('x', key({ meta: true }), rw), null);
+  assert.equal(matchAction('a', key({ ctrl: true }), rw), null);
+  // A paste is not a key.
+  assert.equal(matchAction('xq', key(), rw), null);
+  // 0x7F arrives as `delete`: an erase in text entry, never an action.
+  const bs = readKeypress('', key({ delete: true }), rw);
+  assert.equal(bs.action, null);
+  assert.equal(bs.erase, true);
+  assert.equal(bs.text, '');
+  assert.equal(readKeypress('web', key(), rw).text, 'web');
+});
+
+test('read-only unbinds the dangerous actions everywhere', () => {
+  for (const k of ['x', 'd', 'a']) {
+    assert.notEqual(matchAction(k, key(), rw), null);
+    assert.equal(matchAction(k, key(), ro), null);
+  }
+  const dangerous = KEYMAP.filter((b) => b.dangerous).map((b) => b.action);
+  assert.deepEqual(dangerous.sort(), ['abort', 'arm', 'disarm']);
+  assert.ok(!footerHints(ro).some((h) => dangerous.includes(h.action)));
+  assert.ok(footerHints(rw).some((h) => h.action === 'abort'));
+  assert.ok(!helpSections(ro).some((s) => s.bindings.some((b) => b.dangerous)));
+  // Each key is bound to one action only.
+  const seen = new Map<string, string>();
+  for (const b of KEYMAP) for (const k of b.keys) {
+    const id = JSON.stringify(k);
+    assert.ok(!seen.has(id), `${id} bound twice (${seen.get(id)}, ${b.action})`);
+    seen.set(id, b.action);
+  }
+});
+
+test('sanitize strips escapes, controls and bidi overrides; widths count wide characters', () => {
+  assert.equal(sanitize('a\u001b[31mb\u001b[0mc'), 'abc');
+  assert.equal(sanitize('x\u001b]0;title\u0007y'), 'xy');
+  assert.equal(sanitize('x\u001b]8;;http://e\u001b\\link\u001b]8;;\u001b\\y'), 'xlinky');
+  assert.equal(sanitize('bell\u0007cr\rnl\nnul\u0000del\u007f'), 'bellcrnl nuldel');
+  assert.equal(sanitize('\u202eevil'), 'evil');
+  assert.equal(sanitize('unterminated\u001b]0;rest'), 'unterminated');
+  assert.equal(displayWidth('日本'), 4);
+  assert.equal(displayWidth('e\u0301'), 1);
+  assert.equal(truncate('日本語テキスト', 7), '日本語…');
+  assert.equal(displayWidth(fit('日本語テキスト', 8)), 8);
+  assert.equal(fit('ab', 4, 'right'), '  ab');
+  assert.deepEqual(wrapWords('one two three four', 9), ['one two', 'three', 'four']);
+  const clipped = clipLine([{ text: 'abc' }, { text: 'defgh', color: 'red' }], 6);
+  assert.equal(lineText(clipped), 'abcde…');
+  assert.equal(clipped[1]!.color, 'red');
+});
+
+test('windowLines says how many lines are hidden', () => {
+  const lines = Array.from({ length: 10 }, (_, i) => [{ text: `l${i}` }]);
+  const w = windowLines(lines, 4, 20);
+  assert.equal(w.lines.length, 4);
+  assert.equal(lineText(w.lines[3]!), '+7 more lines (7 above)');
+  assert.equal(windowLines(lines, 20, 5).lines.length, 10);
+});
+
+test('columns narrow in a fixed order and keep the essentials at 80', () => {
+  const snap = buildSnapshot(fixtureState(), NOW, { host: HOST });
+  const rows = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+  const cells = rows.map((r) => rowCells(r, NOW, false));
+  const wide = layoutColumns(cells, 200);
+  assert.equal(wide.columns.length, 11);
+  assert.ok(wide.columns.every((c) => !c.compact));
+  const narrow = layoutColumns(cells, 80);
+  const ids = narrow.columns.map((c) => c.id);
+  for (const id of ['name', 'state', 'inactivity', 'absolute', 'first', 'age'] as const) assert.ok(ids.includes(id), id);
+  assert.equal(narrow.dropped[0], 'model');
+  const total = 2 + narrow.columns.reduce((n, c) => n + c.width, 0) + narrow.columns.length - 1;
+  assert.ok(total <= 80, `table is ${total} wide`);
+  const tiny = layoutColumns(cells, 60);
+  assert.deepEqual(
+    tiny.columns.map((c) => c.id),
+    ['name', 'state', 'inactivity', 'absolute', 'first', 'age'],
+  );
+});
+
+test('stale checkpoints are marked in the row', () => {
+  const state = fixtureState([cpEvent(requesting(ID.web, 10 * MIN, { updatedAt: NOW - 45_000 }))]);
+  const snap = buildSnapshot(state, NOW, { host: HOST });
+  const web = snap.roots.find((r) => r.session === ID.web)!;
+  const c = rowCells({ id: web.session, view: web, depth: 0, parent: null, last: false, laneCount: 0, collapsed: false }, NOW, true);
+  assert.equal(c.state.text, 'requesting (stale)');
+  assert.equal(c.state.compact, 'requesting*');
+  assert.equal(c.age.text, '45s!');
+});
+
+test('activity: increases recorded when seen, bucketed per 10 s, drawn as a sparkline', () => {
+  let log: ActivityLog = new Map();
+  log = recordActivity(log, [{ session: 's', turn: 1, count: 100 }], NOW - 60_000);
+  assert.equal(log.get('s')!.samples.length, 0, 'the first sight records nothing');
+  const same = recordActivity(log, [{ session: 's', turn: 1, count: 100 }], NOW - 50_000);
+  assert.equal(same, log, 'no change, same object');
+  log = recordActivity(log, [{ session: 's', turn: 1, count: 130 }], NOW - 25_000);
+  log = recordActivity(log, [{ session: 's', turn: 2, count: 5 }], NOW - 5_000); // new turn: all 5 are new
+  const b = activityBuckets(log.get('s'), NOW);
+  assert.equal(b.length, 90);
+  assert.equal(b[89], 5);
+  assert.equal(b[87], 30);
+  assert.equal(b.reduce((x, y) => x + y, 0), 35);
+  assert.equal(sparkline([0, 1, 2, 4]), '▁▃▅█');
+  assert.equal(sparkline([0, 1, 100]), '▁▂█', 'any event shows above the floor');
+  assert.deepEqual(squeeze([1, 1, 1, 1, 1, 1], 3), [2, 2, 2]);
+});
+
+test('timeline axis: marks placed in time order, ─ before the first limit and ═ after', () => {
+  const axis = drawAxis(
+    [
+      { at: 0, ch: 'S', rank: 5 },
+      { at: 40, ch: 'N', rank: 10 },
+      { at: 50, ch: 'I', rank: 9 },
+      { at: 100, ch: 'A', rank: 8 },
+    ],
+    0,
+    100,
+    21,
+    50,
+  );
+  assert.equal(axis, 'S───────N─I═════════A');
+  // Two marks on one cell: the lower rank moves aside rather than vanish.
+  const crowded = drawAxis([{ at: 0, ch: 'S', rank: 1 }, { at: 0, ch: 'N', rank: 2 }, { at: 10, ch: 'A', rank: 3 }], 0, 10, 5, null);
+  assert.equal(crowded, 'NS──A');
+});
+
+test('owner action outcome: ack, journal, or no answer after 10 s', () => {
+  const acks = new Map([[`${HOME}\0r1`, { v: 1 as const, id: 'r1', status: 'refused' as const, at: NOW, detail: 'not in flight', session: ID.api }]]);
+  assert.equal(outcomeOf({ id: 'r1', home: HOME, requestedAt: NOW - 1000 }, acks, [], NOW).status, 'refused');
+  assert.equal(outcomeOf({ id: 'r2', home: HOME, requestedAt: NOW - 9_000 }, acks, [], NOW).status, 'pending');
+  const none = outcomeOf({ id: 'r2', home: HOME, requestedAt: NOW - 10_000 }, acks, [], NOW);
+  assert.equal(none.status, 'no-answer');
+  assert.equal(none.detail, NO_CONSUMER_TEXT);
+  const journal = [{ v: 1 as const, at: NOW - 2000, kind: 'outcome' as const, id: 'r3', session: ID.api, action: 'arm' as const, status: 'stale-target' as const }];
+  assert.equal(outcomeOf({ id: 'r3', home: HOME, requestedAt: NOW - 60_000 }, acks, journal, NOW).status, 'stale-target');
+});
+
+test('detail lines: owner actions from the journal, receipts staleness, lane status', () => {
+  const state = fixtureState([
+    cpEvent(checkpoint(ID.ops, { state: 'stopped', recovery: { stoppedAt: NOW - 30_000, resumes: 1, nextResumeAt: null, reason: 'provider error' } })),
+    {
+      type: 'journal',
+      home: HOME,
+      reset: true,
+      entries: [{ v: 1, at: NOW - 15_000, kind: 'requested', id: 'j1', session: ID.ops, action: 'disarm', by: 'owner' }],
+    },
+  ]);
+  const snap = buildSnapshot(state, NOW, { host: HOST });
+  const ops = snap.roots.find((r) => r.session === ID.ops)!;
+  const text = detailLines(ops, { now: NOW, width: 120, noColor: true, incidents: [], journal: state.journal.get(HOME), acks: state.acks, activity: undefined, local: [] })
+    .map(lineText)
+    .join('\n');
+  assert.ok(text.includes(`disarm by owner → ${NO_CONSUMER_TEXT}`), text);
+  assert.ok(text.includes('Owner actions'));
+});
+
+test('view reducer: keys in one batch each see the previous result; y queues one action', () => {
+  const snap = buildSnapshot(fixtureState(), NOW, { host: HOST });
+  const ctx: KeyContext = { roots: snap.roots, incidents: [], now: NOW, tableRows: 10, detailLines: 0, detailRows: 0, incidentRows: 5, recordLines: 0 };
+  const press = (input: string, k: Partial<Key> = {}) => ({ type: 'key' as const, press: readKeypress(input, key(k), rw), ctx });
+  let s = initialViewState();
+  s = viewReducer(s, press('j'));
+  s = viewReducer(s, press('j'));
+  s = viewReducer(s, press('j'));
+  assert.equal(s.cursor, ID.web);
+  s = viewReducer(s, press('x'));
+  assert.equal(s.confirm?.session, ID.web);
+  s = viewReducer(s, press('q')); // anything but y cancels, even q
+  assert.equal(s.confirm, null);
+  assert.equal(s.quit, false);
+  assert.equal(s.pending.length, 0);
+  s = viewReducer(s, press('a'));
+  s = viewReducer(s, press('y'));
+  assert.equal(s.pending.length, 1);
+  assert.equal(s.pending[0]!.action, 'arm');
+  assert.equal(s.pending[0]!.status, 'queued');
+  s = viewReducer(s, { type: 'request-answered', localId: 1, result: { id: 'same' }, at: NOW });
+  s = viewReducer(s, press('a'));
+  s = viewReducer(s, press('y'));
+  s = viewReducer(s, { type: 'request-answered', localId: 2, result: { id: 'same' }, at: NOW });
+  assert.equal(s.pending.length, 1, 'a repeated request with the same id shows once');
+});
+
+test('detail lines: retry episode, predicted resume, stale watcher receipt', () => {
+  const state = fixtureState([
+    cpEvent(checkpoint(ID.web, { state: 'retry-wait', episode: { startedAt: NOW - 3 * MIN, attempts: 2, lastError: '429 rate limited', lastErrorClass: 'rate-limit', nextRetryAt: NOW + 45_000 } })),
+    cpEvent(checkpoint(ID.ops, { state: 'stopped', recovery: { stoppedAt: NOW - 90_000, resumes: 1, nextResumeAt: null, reason: 'stalled request' } })),
+    factsEvent(
+      facts(ID.ops, 'ops-root', {
+        waitState: { at: NOW, timers: [], watchers: [{ id: 'w1', label: 'ci', pid: 99, phase: 'running', command: 'gh run watch', deadline: NOW + 20 * MIN, intervalS: 10 }], heldMessages: null },
+      }),
+    ),
+    { type: 'receipt', receipt: { file: 'r', home: HOME, session: ID.ops, id: 'w1', phase: 'running', observations: 4, lastObservedAt: NOW - 60_000, deadline: null, result: null, pid: 99, command: 'gh', intervalS: 10, label: 'ci', note: null } },
+  ]);
+  const snap = buildSnapshot(state, NOW, { host: HOST });
+  const text = (id: string) =>
+    detailLines(snap.roots.find((r) => r.session === id)!, { now: NOW, width: 200, noColor: true, incidents: [], journal: undefined, acks: state.acks, activity: undefined, local: [] })
+      .map(lineText)
+      .join('\n');
+  const web = text(ID.web);
+  assert.match(web, /F─+N───r─+E/, web);
+  assert.ok(web.includes('E retry episode    17:00 left'));
+  assert.ok(web.includes('attempts 2 of 5 (3 left)'));
+  assert.ok(web.includes('r next retry       0:45 left'));
+  assert.ok(web.includes('429 rate limited'));
+  const ops = text(ID.ops);
+  assert.ok(ops.includes('R next resume      0:30 left'), ops);
+  assert.ok(ops.includes('step 2 of the ladder · predicted'));
+  assert.ok(ops.includes('receipt running, 4 observations, last 1:00 ago (STALE'));
+});
