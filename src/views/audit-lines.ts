@@ -120,7 +120,7 @@ export function auditLines(result: AuditResult, width: number): string[] {
   const w = Math.max(40, Math.floor(width));
   const out: string[] = [];
   const push = (...lines: string[]) => out.push(...lines);
-  push(fit(`loop-dash audit — ${result.home} — ${result.now}`, w).trimEnd());
+  push(...para(`loop-dash audit — ${result.home} — ${result.now}`, w));
 
   const counted = new Map<string, number>();
   for (const r of result.rows) counted.set(r.model, r.rate.calls);
@@ -131,7 +131,8 @@ export function auditLines(result: AuditResult, width: number): string[] {
   push(
     ...para(
       `Sampled ${bytes(s.bytesSampled)} of ${bytes(s.bytesTotal)} in ${s.files} session file${s.files === 1 ? '' : 's'} ` +
-        `(at most the last ${bytes(s.tailBytes)} of each${s.filesCut ? `; ${s.filesCut} file${s.filesCut === 1 ? '' : 's'} read only in part` : ''}).`,
+        `(at most the last ${bytes(s.tailBytes)} of each${s.filesCut ? `; ${s.filesCut} file${s.filesCut === 1 ? '' : 's'} read only in part` : ''}` +
+        `${s.filesSkipped ? `; ${s.filesSkipped} older file${s.filesSkipped === 1 ? '' : 's'} skipped: the ${bytes(s.totalBytes)} budget was spent` : ''}).`,
       w,
     ),
   );
