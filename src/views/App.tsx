@@ -6,11 +6,12 @@
 import { useApp, useInput, useStdin, useStdout, type Key } from 'ink';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState, useSyncExternalStore } from 'react';
 import type { ControlAction } from '../contract/control.js';
+import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
 import { buildSnapshot, type SessionView } from '../model/snapshot.js';
 import { observationsOf } from './activity.js';
 import { ErrorBoundary } from './error-boundary.js';
-import { readKeypress } from './keymap.js';
+import { readKeypresses } from './keymap.js';
 import { ScreenView } from './line-view.js';
 import { buildScreen, type Screen } from './screen.js';
 import { useClock } from './use-clock.js';
@@ -40,7 +41,17 @@ export interface AppProps {
   columns?: number;
   /** No colours or styles (default: the NO_COLOR environment variable is set and not empty). */
   noColor?: boolean;
+  /** The derived-bounds audit, computed in the background (SPEC §8). */
+  audit?: AuditSource;
 }
+
+/** Where the dashboard gets the bounds audit from (null until it has run). */
+export interface AuditSource {
+  get(): readonly AuditResult[] | null;
+  subscribe(listener: () => void): () => void;
+}
+
+const NO_AUDIT: AuditSource = { get: () => null, subscribe: () => () => undefined };
 
 const envNoColor = () => typeof process.env.NO_COLOR === 'string' && process.env.NO_COLOR !== '';
 
@@ -68,20 +79,26 @@ export function App(props: AppProps) {
   );
 }
 
-function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor() }: AppProps) {
+function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT }: AppProps) {
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
   const subscribe = useCallback((listener: () => void) => store.subscribe(listener), [store]);
   const getState = useCallback(() => store.getState(), [store]);
   const model = useSyncExternalStore(subscribe, getState);
+  const audits = useSyncExternalStore(
+    useCallback((l: () => void) => audit.subscribe(l), [audit]),
+    useCallback(() => audit.get(), [audit]),
+  );
   const now = useClock({ clock, tick });
   const size = useTerminalSize(rows, columns);
   const [view, dispatch] = useReducer(viewReducer, undefined, initialViewState);
 
   // Memoised on (model version, now): a tick or a reader batch rebuilds it, a key press does not.
-  const snapshot = useMemo(() => buildSnapshot(model, now, { host }), [model.version, now, host]);
+  // The tick snaps to the second; data that arrived since is newer than that instant, so a reader
+  // batch re-reads the clock (never earlier than the tick) — no age of -0s, no countdown above its limit.
+  const snapshot = useMemo(() => buildSnapshot(model, Math.max(now, clock()), { host }), [model.version, now, host]);
   const treeRows = useMemo(() => visibleRows(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
-  const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor });
+  const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits });
 
   // What a key needs, as of the latest render (Ink may deliver several keys before the next one).
   const keyCtx = useRef<KeyContext>({ roots: snapshot.roots, incidents: snapshot.incidents, now, ...screen.sizes });
@@ -90,7 +107,9 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   });
 
   const onInput = useCallback(
-    (input: string, key: Key) => dispatch({ type: 'key', press: readKeypress(input, key, { readOnly }), ctx: keyCtx.current }),
+    (input: string, key: Key) => {
+      for (const press of readKeypresses(input, key, { readOnly })) dispatch({ type: 'key', press, ctx: keyCtx.current });
+    },
     [readOnly],
   );
   useInput(onInput, { isActive: isRawModeSupported });

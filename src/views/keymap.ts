@@ -72,8 +72,7 @@ export const KEYMAP: readonly Binding[] = [
   { action: 'filter', keys: [ch('/')], label: '/', description: 'filter by name, session, model or state (Esc clears)', group: 'View', dangerous: false, footer: ['/', 'filter'] },
   { action: 'sort', keys: [ch('s')], label: 's', description: 'cycle sort: first limit, name, state, activity', group: 'View', dangerous: false, footer: ['s', 'sort'] },
   { action: 'incidents', keys: [ch('i')], label: 'i', description: 'incidents and warnings', group: 'View', dangerous: false, footer: ['i', 'incidents'] },
-  // Reserved: the audit view is not built yet, so no key opens it.
-  { action: 'audit', keys: [], label: '', description: 'derived-bounds audit (reserved; run `loop-dash audit`)', group: 'View', dangerous: false, footer: null },
+  { action: 'audit', keys: [ch('b')], label: 'b', description: 'bounds audit: every limit against maxTokens ÷ the slowest measured rate', group: 'View', dangerous: false, footer: ['b', 'bounds'] },
   { action: 'abort', keys: [ch('x')], label: 'x', description: 'owner-abort the request in flight; hold the session', group: 'Owner actions', dangerous: true, footer: ['x', 'abort'] },
   { action: 'disarm', keys: [ch('d')], label: 'd', description: 'disarm: hold automatic restarts until armed', group: 'Owner actions', dangerous: true, footer: ['d', 'disarm'] },
   { action: 'arm', keys: [ch('a')], label: 'a', description: 'arm: clear the hold, release held turn starts', group: 'Owner actions', dangerous: true, footer: ['a', 'arm'] },
@@ -182,4 +181,26 @@ export function footerHints(opts: KeymapOptions): FooterHint[] {
 export function helpSections(opts: KeymapOptions): { group: HelpGroup; bindings: Binding[] }[] {
   const live = activeBindings(opts).filter((b) => b.keys.length > 0);
   return HELP_GROUPS.map((group) => ({ group, bindings: live.filter((b) => b.group === group) })).filter((s) => s.bindings.length > 0);
+}
+
+const NO_KEY: Key = {
+  upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false,
+  home: false, end: false, return: false, escape: false, ctrl: false, shift: false, tab: false,
+  backspace: false, delete: false, meta: false, super: false, hyper: false, capsLock: false, numLock: false,
+} as Key;
+
+/**
+ * Ink 6 splits its input only at escape sequences: keys typed faster than a read (`jj⏎` from a
+ * fast typist, a terminal multiplexer, or a paste) arrive as ONE input string with no key flags.
+ * Split such a string into one press per character so no key is lost; everything else is one press.
+ */
+export function readKeypresses(input: string, key: Key, opts: KeymapOptions): KeyPress[] {
+  const chars = [...input];
+  if (chars.length <= 1 || isNamedKey(key) || key.meta || key.ctrl) return [readKeypress(input, key, opts)];
+  return chars.map((ch) => {
+    if (ch === '\r' || ch === '\n') return readKeypress('', { ...NO_KEY, return: true }, opts);
+    if (ch === '\t') return readKeypress('', { ...NO_KEY, tab: true }, opts);
+    if (ch === '\x7f' || ch === '\b') return readKeypress('', { ...NO_KEY, delete: true }, opts);
+    return readKeypress(ch, NO_KEY, opts);
+  });
 }
