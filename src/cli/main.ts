@@ -1,11 +1,16 @@
 /** The command line (SPEC §6). Each command returns its exit code; nothing here calls process.exit. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { runControlCommand } from '../control/index.js';
-import { generateHome } from '../demo/generate.js';
+import { runAudit } from './audit-command.js';
+import { generateHome, type DemoManifest } from '../demo/generate.js';
+import { startSimulator } from '../demo/simulator.js';
+import { createLiveStore } from '../app/live-store.js';
+import { runDashboard } from '../app/run-dashboard.js';
+import { installExtension } from './install-extension.js';
 import { statusJson } from '../model/status-json.js';
 import { processStartIdentity } from '../readers/process-probe.js';
 import { loadSnapshot } from './load-snapshot.js';
@@ -47,9 +52,21 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .option('--home <dir>', 'pi home to read (repeatable); default: $PI_CODING_AGENT_DIR, ~/.loop-pi, ~/.pi/agent', collect)
-    .action(async (opts: { home?: string[] }) => {
+    .option('--read-only', 'no owner actions (abort, disarm, arm are unbound)')
+    .option('--poll', 'poll the file system instead of native file events')
+    .action(async (opts: { home?: string[]; readOnly?: boolean; poll?: boolean }) => {
       const homes = resolveHomes(opts.home);
-      code = await printStatus(homes, { json: false }, io);
+      if (!canDrawTui(io)) {
+        code = await printStatus(homes, { json: false }, io);
+        return;
+      }
+      // No home given and none found: the built-in demo, so a first run shows something real.
+      if (!opts.home?.length && !process.env.PI_CODING_AGENT_DIR && !existsSync(homes[0]!)) {
+        io.err(`no pi home at ${homes[0]}; opening the demo home (use --home DIR for yours)\n`);
+        code = await runDemo({ readOnly: !!opts.readOnly, speed: 4 }, io);
+        return;
+      }
+      code = await runDashboard({ store: createLiveStore(homes, { polling: !!opts.poll }), homes, readOnly: !!opts.readOnly });
     });
 
   program
@@ -120,19 +137,47 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--status', 'print the status of the demo home and exit')
     .option('--json', 'with --status: print JSON')
     .option('--dir <dir>', 'build the demo home here instead of a new temporary directory')
-    .action(async (opts: { status?: boolean; json?: boolean; dir?: string }) => {
-      const base = opts.dir ? path.resolve(opts.dir) : mkdtempSync(path.join(os.tmpdir(), 'loop-dash-demo-'));
-      const home = path.join(base, 'home');
-      const now = io.now();
-      await generateHome(home, {
-        now,
-        livePid: process.pid,
-        livePidStart: processStartIdentity(process.pid),
-        deadPid: deadPid(),
-        repoDir: path.join(base, 'repo'),
-      });
-      code = await printStatus([home], { json: !!opts.json, now }, io);
-      if (!opts.status) io.err(`demo home: ${home}\n(the live dashboard comes with the TUI; run with --status for a snapshot)\n`);
+    .option('--speed <n>', 'how much faster than real time the demo story runs', '4')
+    .option('--read-only', 'no owner actions')
+    .action(async (opts: { status?: boolean; json?: boolean; dir?: string; speed: string; readOnly?: boolean }) => {
+      const speed = Number(opts.speed);
+      if (!Number.isFinite(speed) || speed <= 0) throw new InputError(`--speed: "${opts.speed}" is not a positive number`);
+      if (opts.status || !canDrawTui(io)) {
+        const { home } = await buildDemoHome(opts.dir, io.now());
+        code = await printStatus([home], { json: !!opts.json, now: io.now() }, io);
+        return;
+      }
+      code = await runDemo({ dir: opts.dir, readOnly: !!opts.readOnly, speed }, io);
+    });
+
+  program
+    .command('audit')
+    .description('check every limit against maxTokens ÷ the slowest measured generation rate (exit 1 if any is below bound)')
+    .option('--home <dir>', 'pi home to read (repeatable)', collect)
+    .option('--json', 'print the JSON document (SPEC §8)')
+    .option('--min-output <n>', 'only calls with at least this many output tokens count (default 500)')
+    .action(async (opts: { home?: string[]; json?: boolean; minOutput?: string }, cmd: Command) => {
+      const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      code = await runAudit({ homes, json: !!opts.json, minOutput: opts.minOutput, now: io.now(), io });
+    });
+
+  program
+    .command('install-extension')
+    .description('install the loop-dash pi extension into a pi home (idempotent)')
+    .option('--home <dir>', 'pi home (default: as for the dashboard)', collect)
+    .action((opts: { home?: string[] }, cmd: Command) => {
+      const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      code = 0;
+      for (const home of homes) {
+        const r = installExtension(home);
+        if (!r.ok) {
+          io.err(`loop-dash: ${r.error}\n`);
+          code = 1;
+          continue;
+        }
+        io.out(`${r.status}: ${r.manifest} (loads ${r.entry})\n`);
+        for (const w of r.warnings) io.err(`warning: ${w}\n`);
+      }
     });
 
   try {
@@ -157,6 +202,36 @@ async function printStatus(homes: string[], opts: { json: boolean; now?: number 
   const snap = await loadSnapshot(homes, now);
   io.out(opts.json ? JSON.stringify(statusJson(snap), null, 2) + '\n' : renderStatusTable(snap));
   return 0;
+}
+
+/** The TUI needs a real terminal that understands escapes; otherwise a plain snapshot is printed. */
+function canDrawTui(io: Io): boolean {
+  return io.isTTY && !!process.stdin.isTTY && process.env.TERM !== 'dumb';
+}
+
+async function buildDemoHome(dir: string | undefined, now: number): Promise<{ home: string; manifest: DemoManifest }> {
+  const base = dir ? path.resolve(dir) : mkdtempSync(path.join(os.tmpdir(), 'loop-dash-demo-'));
+  const home = path.join(base, 'home');
+  const manifest = await generateHome(home, {
+    now,
+    livePid: process.pid,
+    livePidStart: processStartIdentity(process.pid),
+    deadPid: deadPid(),
+    repoDir: path.join(base, 'repo'),
+  });
+  return { home, manifest };
+}
+
+/** The demo: a generated home kept moving by the simulator, with the dashboard open on it. */
+async function runDemo(opts: { dir?: string; readOnly: boolean; speed: number }, io: Io): Promise<number> {
+  const { home, manifest } = await buildDemoHome(opts.dir, io.now());
+  const sim = startSimulator(home, manifest, { clock: io.now, speed: opts.speed });
+  try {
+    return await runDashboard({ store: createLiveStore([home]), homes: [home], readOnly: opts.readOnly });
+  } finally {
+    await sim.stop();
+    io.err(`demo home left at ${home}\n`);
+  }
 }
 
 /** A pid that certainly belonged to a process that has exited (for the demo's lost root). */

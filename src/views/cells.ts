@@ -43,7 +43,8 @@ const plain = (text: string): Cell => ({ text, urgency: 'none' });
 /** Short age: `4s`, `3m`, `2h`, `5d`. */
 export function formatAge(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms)) return '—';
-  if (ms < 0) return `-${formatAge(-ms)}`;
+  if (Math.abs(ms) < 1000) return '0s';
+  if (ms < 0) return `-${formatAge(-ms)}`; // a writer's clock ahead of ours: shown, not hidden
   const s = Math.floor(ms / 1000);
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m`;

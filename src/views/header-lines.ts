@@ -6,6 +6,8 @@ import type { Snapshot } from '../model/snapshot.js';
 import { plainLine, span, type Line } from './line.js';
 import { SORT_LABELS, type SortMode } from './session-rows.js';
 import { formatClockTime } from './time-format.js';
+import type { AuditResult } from '../model/audit.js';
+import { auditHeaderWarning } from './audit-lines.js';
 
 export interface HeaderInput {
   snapshot: Snapshot;
@@ -13,11 +15,12 @@ export interface HeaderInput {
   filter: string;
   filterEditing: boolean;
   readOnly: boolean;
+  audits?: readonly AuditResult[] | null;
 }
 
 const LIVE = new Set(['requesting', 'tools', 'retry-wait']);
 
-export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly }: HeaderInput): Line[] {
+export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly, audits }: HeaderInput): Line[] {
   let lanes = 0;
   let live = 0;
   let lost = 0;
@@ -43,6 +46,10 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
   ];
   if (s.watchMode.mode !== 'native') {
     lines.push(plainLine(`⚠ file watching degraded - polling every 1 s${s.watchMode.detail ? ` (${s.watchMode.detail})` : ''}`, { color: 'yellow', bold: true }));
+  }
+  for (const a of audits ?? []) {
+    const warning = auditHeaderWarning(a);
+    if (warning) lines.push(plainLine(`⚠ ${warning} (b: bounds audit)`, { color: 'red', bold: true }));
   }
   if (!s.progress.done) {
     lines.push(plainLine(`reading ${s.progress.read}/${s.progress.total} sessions…`, { color: 'cyan' }));

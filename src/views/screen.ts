@@ -23,6 +23,8 @@ export interface ScreenLine {
   key: string;
   line: Line;
 }
+import type { AuditResult } from '../model/audit.js';
+import { auditLines } from './audit-lines.js';
 
 export interface ScreenInput {
   snapshot: Snapshot;
@@ -35,6 +37,8 @@ export interface ScreenInput {
   height: number;
   readOnly: boolean;
   noColor: boolean;
+  /** The derived-bounds audit per home, once computed (null while it runs or when there is none). */
+  audits?: readonly AuditResult[] | null;
 }
 
 export interface Screen {
@@ -51,7 +55,7 @@ export function buildScreen(input: ScreenInput): Screen {
   const maxLines = Math.max(2, input.height - 1);
   const sizes: Screen['sizes'] = { tableRows: 1, detailLines: 0, detailRows: 0, incidentRows: 1, recordLines: 0 };
 
-  const header = headerLines({ snapshot, sort: view.sort, filter: view.mode === 'main' ? view.filter : '', filterEditing: view.mode === 'main' && view.filterEditing, readOnly });
+  const header = headerLines({ audits: input.audits ?? null, snapshot, sort: view.sort, filter: view.mode === 'main' ? view.filter : '', filterEditing: view.mode === 'main' && view.filterEditing, readOnly });
   const fullDialog = confirmDialogLines(input);
   const flash = fullDialog.length ? [] : flashLines(input);
   const footer = fullDialog.length ? [plainLine('y confirm · any other key cancels', { bold: true })] : [footerLine({ readOnly }, width)];
@@ -73,7 +77,13 @@ export function buildScreen(input: ScreenInput): Screen {
   }
   else if (view.mode === 'incidents') body = incidentsBody(input, bodyHeight, sizes);
   else if (view.mode === 'audit') {
-    body = keyed('audit', windowLines([plainLine('Audit', { bold: true }), plainLine('The derived-bounds audit view is not built yet: run `loop-dash audit` in a shell.'), plainLine('Esc goes back.', { dim: true })], bodyHeight, 0).lines);
+    const text = input.audits
+      ? input.audits.flatMap((a) => auditLines(a, width))
+      : ['Bounds audit', 'measuring generation rates from the session files…'];
+    const lines = [...text.map((t, i) => plainLine(t, i === 0 ? { bold: true } : {})), plainLine('Esc goes back.', { dim: true })];
+    sizes.detailLines = lines.length;
+    sizes.detailRows = bodyHeight;
+    body = keyed('audit', windowLines(lines, bodyHeight, view.helpTop).lines);
   } else body = mainBody(input, bodyHeight, sizes);
 
   const all = [...keyed('head', head), ...body.slice(0, bodyHeight), ...keyed('dialog', dialog), ...keyed('flash', flash), ...keyed('foot', footer)].slice(0, maxLines);

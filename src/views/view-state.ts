@@ -200,7 +200,15 @@ function onKey(state: ViewState, press: KeyPress, ctx: KeyContext): ViewState {
   if (action === 'help') return { ...state, help: true, helpTop: 0 };
 
   if (state.mode === 'incidents') return onIncidentsKey(state, action, ctx);
-  if (state.mode === 'audit') return action === 'back' || action === 'audit' ? { ...state, mode: 'main' } : state;
+  if (state.mode === 'audit') {
+    if (action === 'back' || action === 'audit') return { ...state, mode: 'main' };
+    // The audit text scrolls like the help (the screen reports its length in the detail sizes).
+    if (action === 'up' || action === 'down') {
+      const max = Math.max(0, ctx.detailLines - ctx.detailRows + 1);
+      return { ...state, helpTop: clamp(state.helpTop + (action === 'up' ? -1 : 1), 0, max) };
+    }
+    return state;
+  }
   return onMainKey(state, action, ctx);
 }
 
@@ -263,7 +271,7 @@ function onMainKey(state: ViewState, action: NonNullable<KeyPress['action']>, ct
     case 'incidents':
       return { ...state, mode: 'incidents' };
     case 'audit':
-      return { ...state, mode: 'audit' };
+      return { ...state, mode: 'audit', helpTop: 0 };
     case 'abort':
     case 'disarm':
     case 'arm': {
