@@ -54,9 +54,12 @@ export function startTmux(command: string, opts: { columns?: number; rows?: numb
     },
     resize: (c, r) => void tmux('resize-window', '-t', name, '-x', String(c), '-y', String(r)),
     exitStatus() {
-      const out = tmux('display-message', '-p', '-t', name, '#{pane_dead} #{pane_dead_status}').trim();
-      const [dead, status] = out.split(' ');
-      return dead === '1' ? Number(status) : null;
+      const out = tmux('display-message', '-p', '-t', name, '#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}').trim();
+      const [dead, status, signal] = out.split('|');
+      if (dead !== '1') return null;
+      // Killed by a signal: report it the way a shell does (128 + n).
+      if (!status && signal) return 128 + Number(signal);
+      return status ? Number(status) : null;
     },
     kill: () => void spawnSync('tmux', ['kill-session', '-t', name]),
   };
