@@ -29,8 +29,9 @@ test('the dashboard ticks, opens a detail pane, writes an abort for the row unde
   });
   const target = m.sessions.find((s) => s.name === 'docs-sweep')!;
   const sttyFile = path.join(base, 'stty-after');
+  const codeFile = path.join(base, 'exit-code');
   const tty = startTmux(
-    `sh -c '${process.execPath} ${BIN} --home ${home}; code=$?; stty -a > ${sttyFile}; exit $code'`,
+    `sh -c '${process.execPath} ${BIN} --home ${home}; code=$?; stty -a > ${sttyFile}; echo $code > ${codeFile}; exit $code'`,
     { columns: 160, rows: 40, env: { CI: '0', TERM: 'xterm-256color', XDG_STATE_HOME: path.join(base, 'state') } },
   );
   t.after(() => tty.kill());
@@ -75,11 +76,13 @@ test('the dashboard ticks, opens a detail pane, writes an abort for the row unde
 
   // q quits with status 0 and the terminal back in cooked mode with echo.
   tty.type('q');
-  const status = await waitFor(() => {
-    const s = tty.exitStatus();
-    return s === null ? null : { s };
-  }, 'the dashboard to exit', 5000, 50);
-  assert.equal(status.s, 0);
+  const code = await waitFor(
+    () => (existsSync(codeFile) ? readFileSync(codeFile, 'utf8').trim() : null),
+    () => `the dashboard to exit (screen:\n${tty.screen().join('\n')})`,
+    5000,
+    50,
+  );
+  assert.equal(code, '0');
   const stty = readFileSync(sttyFile, 'utf8');
   assert.match(stty, /(^|\s)icanon(\s|$)/, 'canonical mode restored');
   assert.match(stty, /(^|\s)echo(\s|$)/, 'echo restored');
