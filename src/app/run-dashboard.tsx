@@ -12,7 +12,9 @@ import { cleanStaleControlTemps, requestAction, targetFromCheckpoint } from '../
 import { loadAudit } from '../cli/audit-command.js';
 import type { AuditResult } from '../model/audit.js';
 import { App, type ActionPort, type AuditSource } from '../views/App.js';
+import { installFaultHooks } from './fault-hooks.js';
 import type { LiveStore } from './live-store.js';
+import { timing } from './timing.js';
 
 export interface DashboardOptions {
   store: LiveStore;
@@ -119,11 +121,20 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   // The first frame comes before the home is read: rows appear as they are found.
   const started = opts.store.start().catch((err) => console.error('home reader failed', err));
   const audit = backgroundAudit(opts.homes, started, clock);
+  if (timing.enabled) {
+    const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+      timing.write(typeof chunk === 'string' ? Buffer.byteLength(chunk) : (chunk as Uint8Array).length);
+      return write(chunk, ...rest);
+    }) as typeof process.stdout.write;
+  }
   const instance = render(<App store={opts.store} clock={clock} host={os.hostname()} readOnly={opts.readOnly} actions={actionPort(clock)} audit={audit} />, {
     exitOnCtrlC: true,
     patchConsole: false,
+    ...(timing.enabled ? { onRender: () => timing.frame() } : {}),
   });
 
+  const removeFaults = installFaultHooks();
   let code = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     code = signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143;
@@ -148,6 +159,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     for (const s of signals) process.off(s, onSignal);
     process.off('uncaughtException', onCrash);
     process.off('unhandledRejection', onCrash);
+    removeFaults();
     restoreConsole();
     audit.stop();
     await started;

@@ -1,0 +1,26 @@
+/**
+ * Fault injection for the terminal reliability tests (RELIABILITY.md F4, F5), driven by one
+ * environment variable so the product's code paths stay the real ones:
+ *   LOOP_DASH_FAULT=throw:<ms>    an uncaught exception <ms> after the dashboard starts
+ *   LOOP_DASH_FAULT=console:<ms>  a background module calling console.log every <ms>
+ * Unset (always, outside tests) it does nothing.
+ */
+export function installFaultHooks(env: NodeJS.ProcessEnv = process.env): () => void {
+  const spec = env.LOOP_DASH_FAULT;
+  if (!spec) return () => undefined;
+  const [kind, msText] = spec.split(':');
+  const ms = Number(msText);
+  if (!Number.isFinite(ms) || ms <= 0) return () => undefined;
+  if (kind === 'throw') {
+    const t = setTimeout(() => {
+      throw new Error('injected fault (LOOP_DASH_FAULT)');
+    }, ms);
+    return () => clearTimeout(t);
+  }
+  if (kind === 'console') {
+    let n = 0;
+    const t = setInterval(() => console.log(`injected background log line ${++n}`), ms);
+    return () => clearInterval(t);
+  }
+  return () => undefined;
+}

@@ -1,0 +1,159 @@
+/**
+ * RELIABILITY.md group F — rendering and the terminal, in a real terminal (tmux) with the built
+ * binary. Raw terminal output is recorded with `tmux pipe-pane` where the bytes matter.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generateHome } from '../src/demo/generate.js';
+import { processStartIdentity } from '../src/readers/process-probe.js';
+import { startTmux, tmuxAvailable, type TmuxSession } from './support/tmux.js';
+import { waitFor } from './support/wait-for.js';
+
+const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
+const ESC = '\u001b';
+
+async function home(extraRoots = 0): Promise<{ base: string; home: string }> {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-f-'));
+  const h = path.join(base, 'home');
+  await generateHome(h, {
+    now: Date.now(),
+    livePid: process.pid,
+    livePidStart: processStartIdentity(process.pid),
+    deadPid: spawnSync(process.execPath, ['-e', '0']).pid!,
+    repoDir: path.join(base, 'repo'),
+    ...(extraRoots ? { scale: { roots: extraRoots, lanesPerRoot: 0, sessionBytes: 0 } } : {}),
+  });
+  return { base, home: h };
+}
+
+/** Runs the dashboard under `sh` so the exit code and the terminal mode after it are recorded. */
+function dashboard(base: string, h: string, opts: { columns: number; rows: number; env?: Record<string, string>; raw?: boolean }) {
+  const codeFile = path.join(base, `code-${Math.random().toString(36).slice(2)}`);
+  const sttyFile = `${codeFile}.stty`;
+  const rawFile = `${codeFile}.raw`;
+  const tty = startTmux(`sh -c '${process.execPath} ${BIN} --home ${h}; c=$?; stty -a > ${sttyFile}; echo $c > ${codeFile}; exit $c'`, {
+    columns: opts.columns,
+    rows: opts.rows,
+    env: { CI: '0', TERM: 'xterm-256color', XDG_STATE_HOME: path.join(base, 'state'), ...(opts.env ?? {}) },
+  });
+  if (opts.raw) execFileSync('tmux', ['pipe-pane', '-o', '-t', tty.name, `cat >> ${rawFile}`]);
+  const exited = async (what: string) =>
+    waitFor(() => (existsSync(codeFile) ? readFileSync(codeFile, 'utf8').trim() : null), () => `${what} (screen:\n${tty.screen().join('\n')})`, 8000, 50);
+  const stty = () => readFileSync(sttyFile, 'utf8');
+  const raw = () => (existsSync(rawFile) ? readFileSync(rawFile, 'latin1') : '');
+  /** The dashboard's own pid: the child of the pane's shell. */
+  const pid = () => {
+    const shell = execFileSync('tmux', ['display-message', '-p', '-t', tty.name, '#{pane_pid}'], { encoding: 'utf8' }).trim();
+    const child = spawnSync('pgrep', ['-P', shell], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+    return Number(child);
+  };
+  return { tty, exited, stty, raw, pid };
+}
+
+function assertCooked(stty: string) {
+  assert.match(stty, /(^|\s)icanon(\s|$)/, 'canonical mode restored');
+  assert.match(stty, /(^|\s)echo(\s|$)/, 'echo restored');
+}
+
+function liveLines(tty: TmuxSession): string[] {
+  const s = tty.screen();
+  let last = s.length - 1;
+  while (last >= 0 && s[last]!.trim() === '') last--;
+  return s.slice(0, last + 1);
+}
+
+test('F1: 40+ sessions on a 10-row terminal: frame ≤ rows − 1, a "+N more" row, no clear-scrollback in the stream', async (t) => {
+  assert.ok(tmuxAvailable());
+  const { base, home: h } = await home(30);
+  const d = dashboard(base, h, { columns: 100, rows: 10, raw: true });
+  t.after(() => d.tty.kill());
+  await d.tty.waitForText(/\+\d+ more/, 'a "+N more" row');
+  // Let several frames go by (countdowns tick every second) before judging the stream.
+  const first = d.tty.screen().join('\n');
+  await waitFor(() => d.tty.screen().join('\n') !== first, 'a later frame', 4000, 50);
+  const lines = liveLines(d.tty);
+  assert.ok(lines.length <= 9, `the frame uses ${lines.length} of 10 rows`);
+  assert.ok(!d.raw().includes(`${ESC}[3J`), 'no ESC[3J (clear scrollback) was written');
+  assert.ok(!d.raw().includes(`${ESC}[2J`), 'no full-screen clear was written');
+  d.tty.type('q');
+  assert.equal(await d.exited('exit after q'), '0');
+});
+
+test('F2: 50 resizes in one second: no crash; the final frame equals a fresh render at the final size', async (t) => {
+  const { base, home: h } = await home(10);
+  const d = dashboard(base, h, { columns: 120, rows: 30 });
+  t.after(() => d.tty.kill());
+  await d.tty.waitForText('docs-sweep', 'the first frame');
+  const start = Date.now();
+  for (let i = 0; i < 50; i++) {
+    const grow = i % 2 === 0;
+    d.tty.resize(grow ? 160 + (i % 7) : 80 + (i % 5), grow ? 40 : 15 + (i % 4));
+  }
+  const spent = Date.now() - start;
+  d.tty.resize(110, 24);
+  const fresh = dashboard(base, h, { columns: 110, rows: 24 });
+  t.after(() => fresh.tty.kill());
+  await fresh.tty.waitForText('docs-sweep', 'the fresh instance');
+  // Digits change every second (clocks, ages); compare the frames with digits masked.
+  const mask = (lines: string[]) => lines.map((l) => l.replace(/\d/g, '#').trimEnd()).join('\n');
+  await waitFor(() => mask(liveLines(d.tty)) === mask(liveLines(fresh.tty)), () => `the resized frame to equal a fresh one\n--- resized:\n${liveLines(d.tty).join('\n')}\n--- fresh:\n${liveLines(fresh.tty).join('\n')}`, 6000, 100);
+  assert.equal(d.tty.screen().filter((l) => l.length > 110).length, 0, 'no line wider than the terminal');
+  assert.ok(spent < 3000, `50 resizes were sent in ${spent} ms`);
+  d.tty.type('q');
+  assert.equal(await d.exited('exit after the resizes'), '0');
+});
+
+test('F3: stdout piped, and TERM=dumb: a plain snapshot without escape sequences', async () => {
+  const { home: h } = await home();
+  const piped = spawnSync(process.execPath, [BIN, '--home', h], { encoding: 'utf8', env: { ...process.env, CI: '0' } });
+  assert.equal(piped.status, 0);
+  assert.match(piped.stdout, /docs-sweep/);
+  assert.ok(!piped.stdout.includes(ESC), 'no escape sequences when piped');
+  const base = path.dirname(h);
+  const d = dashboard(base, h, { columns: 140, rows: 40, env: { TERM: 'dumb' }, raw: true });
+  assert.equal(await d.exited('the TERM=dumb run to print and exit'), '0');
+  const out = d.raw();
+  assert.match(out, /docs-sweep/);
+  // The shell's own prompt is not involved (sh -c); what node wrote has no CSI sequences.
+  assert.ok(!/\u001b\[[0-9;?]*[A-Za-z]/.test(out), 'no CSI escape sequences under TERM=dumb');
+  d.tty.kill();
+});
+
+for (const fault of ['SIGTERM', 'SIGINT', 'SIGHUP', 'exception'] as const) {
+  test(`F4: ${fault} while in raw mode: the terminal is restored (cooked, echo, cursor shown)`, async (t) => {
+    const { base, home: h } = await home();
+    const d = dashboard(base, h, { columns: 120, rows: 30, raw: true, env: fault === 'exception' ? { LOOP_DASH_FAULT: 'throw:1500' } : {} });
+    t.after(() => d.tty.kill());
+    await d.tty.waitForText('docs-sweep', 'the first frame');
+    if (fault !== 'exception') {
+      const pid = d.pid();
+      assert.ok(pid > 0, 'found the dashboard process');
+      process.kill(pid, fault);
+    }
+    const code = await d.exited(`exit after ${fault}`);
+    assert.equal(code, { SIGTERM: '143', SIGINT: '130', SIGHUP: '129', exception: '1' }[fault]);
+    assertCooked(d.stty());
+    const raw = d.raw();
+    const hide = raw.lastIndexOf(`${ESC}[?25l`);
+    const show = raw.lastIndexOf(`${ESC}[?25h`);
+    assert.ok(hide === -1 || show > hide, 'the cursor is shown again after the last hide');
+    assert.ok(!raw.includes(`${ESC}[?1049h`) || raw.lastIndexOf(`${ESC}[?1049l`) > raw.lastIndexOf(`${ESC}[?1049h`), 'main screen back');
+  });
+}
+
+test('F5: console.log from a background module goes to the log file, never onto the screen', async (t) => {
+  const { base, home: h } = await home();
+  const d = dashboard(base, h, { columns: 120, rows: 30, raw: true, env: { LOOP_DASH_FAULT: 'console:50' } });
+  t.after(() => d.tty.kill());
+  await d.tty.waitForText('docs-sweep', 'the first frame');
+  const log = path.join(base, 'state', 'loop-dash', 'dashboard.log');
+  await waitFor(() => existsSync(log) && (readFileSync(log, 'utf8').match(/injected background log line/g)?.length ?? 0) >= 20, 'twenty log lines in the log file', 6000);
+  assert.ok(!d.raw().includes('injected background log line'), 'nothing of it reached the terminal');
+  assert.ok(!d.raw().includes(`${ESC}[2J`), 'and no full redraw was forced');
+  d.tty.type('q');
+  assert.equal(await d.exited('exit after q'), '0');
+});
