@@ -1,0 +1,88 @@
+/**
+ * Timing marks for the benchmark (`npm run bench`): with `LOOP_DASH_TIMING=<file>` in the
+ * environment the dashboard appends one JSON line per mark to that file — each model change (with
+ * the session sizes it brought in), each Ink render pass (with the model version and key count it
+ * drew) and each write to the terminal. Without the variable every call is a no-op.
+ *
+ * Times are epoch ms with sub-ms precision (`performance.timeOrigin + performance.now()`), so the
+ * benchmark can put them beside its own clock (appends, key presses, exec).
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import type { ReaderEvent } from '../model/types.js';
+
+/** What the last render drew: the model version, keys handled, and how many roots it listed. */
+interface Rendered {
+  version: number;
+  keys: number;
+  roots: number;
+}
+
+/** The benchmark's marks; all no-ops when timing is off. */
+export interface Timing {
+  readonly enabled: boolean;
+  /** A model change: its version and the session files (with sizes) it carried. */
+  model(version: number, events: readonly ReaderEvent[]): void;
+  /** Every home has been read once; `version` is the model version at that moment. */
+  ready(version: number): void;
+  /** Called while rendering the dashboard: what this frame shows. */
+  rendered(info: Rendered): void;
+  /** An Ink render pass finished (the frame is computed; it is written if it changed); `ms`: Ink's own time. */
+  frame(ms?: number): void;
+  /** Bytes went to the terminal. */
+  write(bytes: number): void;
+  close(): void;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+const OFF: Timing = {
+  enabled: false,
+  model: () => undefined,
+  ready: () => undefined,
+  rendered: () => undefined,
+  frame: () => undefined,
+  write: () => undefined,
+  close: () => undefined,
+};
+
+function fileTiming(file: string): Timing {
+  let fd: number | null = openSync(file, 'a');
+  let last: Rendered = { version: -1, keys: 0, roots: 0 };
+  const put = (mark: Record<string, unknown>) => {
+    if (fd === null) return;
+    try {
+      writeSync(fd, JSON.stringify({ t: now(), ...mark }) + '\n');
+    } catch {
+      /* timing is best effort */
+    }
+  };
+  put({ ev: 'start', pid: process.pid, origin: performance.timeOrigin });
+  return {
+    enabled: true,
+    model(version, events) {
+      const sessions: [string, number][] = [];
+      for (const e of events) if (e.type === 'session-file') sessions.push([e.facts.file, e.facts.size]);
+      put({ ev: 'model', v: version, n: events.length, s: sessions });
+    },
+    ready(version) {
+      put({ ev: 'ready', v: version });
+    },
+    rendered(info) {
+      last = info;
+    },
+    frame(ms) {
+      put({ ev: 'frame', v: last.version, k: last.keys, r: last.roots, ...(ms === undefined ? {} : { ms: Math.round(ms * 100) / 100 }) });
+    },
+    write(bytes) {
+      put({ ev: 'write', b: bytes });
+    },
+    close() {
+      if (fd !== null) closeSync(fd);
+      fd = null;
+    },
+  };
+}
+
+/** The process-wide timing, from `LOOP_DASH_TIMING`. */
+export const timing: Timing = process.env.LOOP_DASH_TIMING ? fileTiming(process.env.LOOP_DASH_TIMING) : OFF;
