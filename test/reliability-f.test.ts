@@ -88,11 +88,9 @@ test('F2: 50 resizes in one second: no crash; the final frame equals a fresh ren
   const d = dashboard(base, h, { columns: 120, rows: 30 });
   t.after(() => d.tty.kill());
   await d.tty.waitForText('docs-sweep', 'the first frame');
+  const sizes = Array.from({ length: 50 }, (_, i): [number, number] => (i % 2 === 0 ? [160 + (i % 7), 40] : [80 + (i % 5), 15 + (i % 4)]));
   const start = Date.now();
-  for (let i = 0; i < 50; i++) {
-    const grow = i % 2 === 0;
-    d.tty.resize(grow ? 160 + (i % 7) : 80 + (i % 5), grow ? 40 : 15 + (i % 4));
-  }
+  d.tty.resizeMany(sizes);
   const spent = Date.now() - start;
   d.tty.resize(110, 24);
   const fresh = dashboard(base, h, { columns: 110, rows: 24 });
@@ -102,7 +100,7 @@ test('F2: 50 resizes in one second: no crash; the final frame equals a fresh ren
   const mask = (lines: string[]) => lines.map((l) => l.replace(/\d/g, '#').trimEnd()).join('\n');
   await waitFor(() => mask(liveLines(d.tty)) === mask(liveLines(fresh.tty)), () => `the resized frame to equal a fresh one\n--- resized:\n${liveLines(d.tty).join('\n')}\n--- fresh:\n${liveLines(fresh.tty).join('\n')}`, 6000, 100);
   assert.equal(d.tty.screen().filter((l) => l.length > 110).length, 0, 'no line wider than the terminal');
-  assert.ok(spent < 3000, `50 resizes were sent in ${spent} ms`);
+  assert.ok(spent < 1000, `50 resizes were applied within one second (${spent} ms)`);
   d.tty.type('q');
   assert.equal(await d.exited('exit after the resizes'), '0');
 });

@@ -13,6 +13,8 @@ export interface TmuxSession {
   type(text: string): void;
   waitForText(pattern: RegExp | string, what: string, timeoutMs?: number): Promise<string[]>;
   resize(columns: number, rows: number): void;
+  /** Many resizes in ONE tmux invocation, so they reach the terminal as fast as tmux can apply them. */
+  resizeMany(sizes: [number, number][]): void;
   /** The exit status of the command once it has ended, or null while it runs. */
   exitStatus(): number | null;
   kill(): void;
@@ -53,6 +55,7 @@ export function startTmux(command: string, opts: { columns?: number; rows?: numb
       }, () => `${what} (screen:\n${safeScreen(session)})`, timeoutMs, 50);
     },
     resize: (c, r) => void tmux('resize-window', '-t', name, '-x', String(c), '-y', String(r)),
+    resizeMany: (sizes) => void tmux(...sizes.flatMap(([c, r], i) => [...(i ? [';'] : []), 'resize-window', '-t', name, '-x', String(c), '-y', String(r)])),
     exitStatus() {
       const out = tmux('display-message', '-p', '-t', name, '#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}').trim();
       const [dead, status, signal] = out.split('|');
