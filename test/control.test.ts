@@ -333,7 +333,7 @@ test('awaitAck returns applied when the consumer acks, woken by the directory wa
   assert.equal(outcome?.id, r.id);
 });
 
-test('awaitAck returns stale-target when the request in flight is not the one the owner saw (D4)', async () => {
+test('D4 (dashboard side): awaitAck returns stale-target when the request in flight is not the one the owner saw', async () => {
   const home = tempHome();
   const r = await submitted(home, 'abort', { turn: 3, startedAt: 1000 });
   const waiting = awaitAck(home, 's', r.id, { timeoutMs: 5000 }); // action read from the request file

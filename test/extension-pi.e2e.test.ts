@@ -191,7 +191,7 @@ test(`the extension in a real pi ${piVersion()}: checkpoints, keepalives, abort,
       silent = b;
     });
 
-    await t.test('an abort aimed at an older request is refused as stale-target and the request runs on', async () => {
+    await t.test('D4 (real pi): an abort aimed at an older request is refused as stale-target and the request runs on', async () => {
       const ack = await control(home, session, 'abort', { turn: streamed.request!.turn, startedAt: streamed.request!.startedAt });
       assert.equal(ack.status, 'stale-target');
       const after = await checkpointWhen(home, session, 'the request to keep running', (cp) => cp.request !== null && cp.request.keepalives > silent.request!.keepalives + 2);
@@ -201,7 +201,7 @@ test(`the extension in a real pi ${piVersion()}: checkpoints, keepalives, abort,
       assert.equal(after.ownerAbort, null);
     });
 
-    await t.test('an expired request is refused as expired and does nothing', async () => {
+    await t.test('D6 (real pi): an expired request is refused as expired and does nothing', async () => {
       const id = writeExpired(home, session, 'disarm');
       const ack = await waitUntil('the ack of the expired request', () => readAck(home, session, id));
       assert.equal(ack.status, 'expired');

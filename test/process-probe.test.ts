@@ -12,7 +12,7 @@ const linux = process.platform === 'linux';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 
 describe('parseProcStat', () => {
-  test('splits after the last ")" so a comm with spaces and parentheses is safe', () => {
+  test('E2: splits after the last ")" so a comm with spaces and parentheses is safe', () => {
     // fields 3..22: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice threads itreal starttime
     const text = '4242 (my (weird) prog) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 12345678 300\n';
     assert.deepEqual(parseProcStat(text), { comm: 'my (weird) prog', startTime: '987654' });
@@ -42,7 +42,7 @@ describe('probeProcess', () => {
     assert.equal(probe.start, processStartIdentity(process.pid));
   });
 
-  test('an exited child is gone', () => {
+  test('E3: an exited child is gone (ESRCH)', () => {
     const child = spawnSync(process.execPath, ['-e', '']);
     assert.equal(child.status, 0);
     assert.ok(child.pid && child.pid > 0);
@@ -53,13 +53,13 @@ describe('probeProcess', () => {
     assert.equal(processStartIdentity(child.pid), null);
   });
 
-  test('EPERM is alive, reported distinctly', { skip: process.platform === 'win32' || process.getuid?.() === 0 }, () => {
+  test('E3: EPERM is alive, reported distinctly', { skip: process.platform === 'win32' || process.getuid?.() === 0 }, () => {
     const probe = probeProcess(1, NOW);
     assert.equal(probe.status, 'alive');
     assert.match(probe.detail, /EPERM/);
   });
 
-  test('EPERM seen by an unprivileged child probing pid 1', { skip: process.platform === 'win32' || process.getuid?.() !== 0 }, (t) => {
+  test('E3: EPERM seen by an unprivileged child probing pid 1', { skip: process.platform === 'win32' || process.getuid?.() !== 0 }, (t) => {
     // As root every pid is signalable, so let a child running as `nobody` do the probe.
     const url = new URL('../src/readers/process-probe.js', import.meta.url).href;
     const child = spawnSync(
@@ -90,7 +90,7 @@ describe('judgeLiveness', () => {
   const cp = (over: Partial<Checkpoint> = {}) => ({ pid: 4242, pidStart: '1000', host, updatedAt: NOW - 5_000, ...over });
   const probe = (over: Partial<ProcessProbe> = {}): ProcessProbe => ({ pid: 4242, status: 'alive', start: '1000', checkedAt: NOW, ...over });
 
-  test('same host: alive, gone, pid reused, unknown', () => {
+  test('E1: same host: alive, gone, pid reused, unknown', () => {
     assert.equal(judgeLiveness(cp(), probe(), host, NOW).status, 'alive');
     assert.equal(judgeLiveness(cp(), probe({ status: 'gone', start: null }), host, NOW).status, 'gone');
     const reused = judgeLiveness(cp(), probe({ start: '2000' }), host, NOW);
@@ -104,7 +104,7 @@ describe('judgeLiveness', () => {
     assert.match(unverified.detail, /not comparable/);
   });
 
-  test('a live pid with a different pidStart, probed for real', { skip: !linux && process.platform !== 'darwin' }, () => {
+  test('E1: a live pid with a different pidStart, probed for real', { skip: !linux && process.platform !== 'darwin' }, () => {
     const real = probeProcess(process.pid, NOW);
     const mine = cp({ pid: process.pid, pidStart: real.start });
     assert.equal(judgeLiveness(mine, real, host, NOW).status, 'alive');

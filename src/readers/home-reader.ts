@@ -1,16 +1,16 @@
 /**
  * Follows one pi home: an initial load (session list first, then tails, newest first, in slices
- * that yield to the event loop), then a watcher whose events are only hints — each hint makes us
- * read the file to its end, re-check ~75 ms later (chokidar drops a second `change` within 50 ms),
- * and a slow reconcile sweep catches anything the watcher missed.
+ * that yield to the event loop), then a watch backend whose events are only hints — each hint
+ * makes us read the file to its end and re-check ~75 ms later — and a slow reconcile sweep that
+ * catches anything the watcher missed. Directories are watched, not files (watch-backend.ts).
  */
+import { promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
 import { homePaths, stateLogPathFromReport } from '../contract/paths.js';
 import type { ReaderEvent, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
-import { classifyPath, walkHome, type ArtifactKind, type FoundFile } from './home-walk.js';
+import { classifyPath, isTempName, walkHome, type ArtifactKind, type FoundFile } from './home-walk.js';
 import { readIncidentFile } from './incident-file.js';
 import { readAck, JournalReader } from './journal.js';
 import { readLaneStatus } from './lane-status.js';
@@ -21,6 +21,7 @@ import { SessionFileReader } from './session-file.js';
 import { parseSessionPath } from './session-path.js';
 import { readHomeSettings } from './settings-file.js';
 import { StateLogReader } from './state-log.js';
+import { createWatchBackend, type FileStamp, type WatchBackend, type WatchFactory } from './watch-backend.js';
 
 export interface HomeReaderOptions {
   home: string;
@@ -29,8 +30,14 @@ export interface HomeReaderOptions {
   now?: () => number;
   /** Follow changes after the initial load (default true). */
   watch?: boolean;
-  /** Force polling instead of native file events. */
+  /** Force polling instead of native file events (default: `CHOKIDAR_USEPOLLING=1` in the environment). */
   polling?: boolean;
+  /** Polling sweep interval, forced or after a fall-back (default 1 s). */
+  pollMs?: number;
+  /** Builds the watch backend; tests inject watcher faults here. */
+  watchFactory?: WatchFactory;
+  /** How long a session's last line may stay without its newline before it is flagged (default 5 s). */
+  incompleteGraceMs?: number;
   /** Backstop sweep interval (default 5 s). */
   reconcileMs?: number;
   /** Re-check delay after a hint (default 75 ms). */
@@ -49,6 +56,19 @@ export interface HomeReaderOptions {
 /** How long a checkpoint may stay unparseable (a non-atomic writer mid-write) before it is an error. */
 const CHECKPOINT_GRACE_MS = 2_000;
 
+/** Per-file bookkeeping, for tests that check state is released (RELIABILITY B4). */
+export interface HomeReaderStats {
+  /** Files known (listed or read). */
+  files: number;
+  /** Incremental readers held (sessions, state logs). */
+  readers: number;
+  /** Entries in the other per-file maps (warnings kept, grace clocks, errors, timers). */
+  perFile: number;
+  /** Directories watched (native) or polled. */
+  watchedDirs: number;
+  mode: 'native' | 'polling' | null;
+}
+
 interface Known {
   kind: ArtifactKind | 'state-log';
   size: number;
@@ -58,20 +78,31 @@ interface Known {
 
 export class HomeReader {
   readonly home: string;
-  private readonly opts: Required<Omit<HomeReaderOptions, 'counter' | 'polling'>> & Pick<HomeReaderOptions, 'counter' | 'polling'>;
+  private readonly opts: Required<Omit<HomeReaderOptions, 'counter' | 'polling'>> & Pick<HomeReaderOptions, 'counter'> & { polling: boolean };
   private readonly sessions = new Map<string, SessionFileReader>();
   private readonly stateLogs = new Map<string, StateLogReader>();
   private journal: JournalReader | null = null;
   private readonly known = new Map<string, Known>();
-  private readonly invalidSince = new Map<string, number>();
+  /** When a small file was first seen unparseable, and its mtime then (a change restarts the grace). */
+  private readonly invalidSince = new Map<string, { since: number; mtimeMs: number | null }>();
+  /** The last record emitted per incident/lane-status/receipt file: an unchanged re-read is not news. */
+  private readonly lastEmitted = new Map<string, string>();
+  /** The warnings last sent per file (as JSON; '' for none), so an unchanged list is not resent. */
+  private readonly shownWarnings = new Map<string, string>();
+  /** Files whose last read failed (EACCES, …): every reconcile tries them again. */
+  private readonly failing = new Set<string>();
+  /** One timer per session whose last line is incomplete: look again when its grace runs out. */
+  private readonly incompleteTimers = new Map<string, NodeJS.Timeout>();
   /** Incremental readers report a bad line once; keep them so a later clean read does not hide it. */
   private readonly lineWarnings = new Map<string, Warning[]>();
   /** Paths to read; the flag says whether to re-check once more ~75 ms after reading. */
   private readonly dirty = new Map<string, boolean>();
   private buffer: ReaderEvent[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
+  private lastFlushAt = -Infinity;
   private working: Promise<void> | null = null;
-  private watcher: FSWatcher | null = null;
+  private backend: WatchBackend | null = null;
+  private reconcileKick: NodeJS.Timeout | null = null;
   private timers: NodeJS.Timeout[] = [];
   private stopped = false;
   private homeExists = false;
@@ -87,7 +118,12 @@ export class HomeReader {
       probeMs: 2_000,
       host: os.hostname(),
       sliceSize: 25,
-      ...options,
+      pollMs: 1_000,
+      watchFactory: createWatchBackend,
+      incompleteGraceMs: 5_000,
+      // An option passed as `undefined` keeps its default (a 0 ms poll would spin).
+      ...(Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as HomeReaderOptions),
+      polling: options.polling ?? /^(1|true)$/i.test(process.env.CHOKIDAR_USEPOLLING ?? ''),
     };
   }
 
@@ -110,7 +146,8 @@ export class HomeReader {
     this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
     this.flush();
 
-    if (this.opts.watch) await this.startWatcher();
+    // Watch before reading the tails: an append made while we read is then always hinted (A5).
+    if (this.opts.watch) this.startWatcher(walk.dirs);
 
     let read = 0;
     for (const f of sessions) {
@@ -131,6 +168,8 @@ export class HomeReader {
     this.flush();
 
     if (this.opts.watch && !this.stopped) {
+      // Files created between the walk and the watches being set (A5): one sweep closes the gap.
+      await this.reconcile();
       this.every(this.opts.reconcileMs, () => this.reconcile());
       this.every(this.opts.probeMs, () => this.probe());
     }
@@ -140,12 +179,27 @@ export class HomeReader {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    for (const t of this.incompleteTimers.values()) clearTimeout(t);
+    this.incompleteTimers.clear();
+    if (this.reconcileKick) clearTimeout(this.reconcileKick);
+    this.reconcileKick = null;
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
-    await this.watcher?.close();
-    this.watcher = null;
+    this.backend?.close();
+    this.backend = null;
     await this.working;
     this.flush();
+  }
+
+  /** Per-file bookkeeping counts (diagnostics; RELIABILITY B4 checks they return to baseline). */
+  stats(): HomeReaderStats {
+    return {
+      files: this.known.size,
+      readers: this.sessions.size + this.stateLogs.size,
+      perFile: this.lineWarnings.size + this.invalidSince.size + this.lastEmitted.size + this.failing.size + this.incompleteTimers.size + this.shownWarnings.size,
+      watchedDirs: this.backend?.dirs().length ?? 0,
+      mode: this.backend?.mode ?? null,
+    };
   }
 
   /** Marks a path as possibly changed (from the watcher, or a test). */
@@ -166,48 +220,63 @@ export class HomeReader {
     this.timers.push(t);
   }
 
-  private async startWatcher(): Promise<void> {
-    const p = homePaths(this.home);
-    // Watching the home's top directory (shallowly) too lets a missing subtree appear later.
-    const targets = [this.home, p.sessions, p.incidents, p.dash, p.laneRuns, p.loopWait, ...this.stateLogs.keys()];
-    const watcher = watch(targets, {
-      ignoreInitial: true,
-      persistent: true,
-      usePolling: this.opts.polling ?? false,
-      interval: 1000,
-      binaryInterval: 1000,
-      followSymlinks: false,
-      depth: 12,
-      ignored: (p: string) => {
-        const name = path.basename(p);
-        return name.startsWith('.') && p !== this.home;
-      },
-    });
-    const onPath = (file: string) => this.hint(file);
-    watcher.on('add', onPath).on('change', onPath).on('unlink', onPath);
-    watcher.on('addDir', () => this.kickReconcile()).on('unlinkDir', () => this.kickReconcile());
-    watcher.on('error', (err: unknown) => this.onWatchError(err));
-    this.watcher = watcher;
-    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-    this.push({ type: 'watch-mode', mode: this.opts.polling ? 'polling' : 'native', detail: this.opts.polling ? 'polling every 1 s (forced)' : null });
+  private startWatcher(dirs: { dir: string; ino: number }[], degraded: string | null = null): void {
+    const backend = this.opts.watchFactory(
+      { changed: (file) => this.hint(file), failed: (err) => this.onWatchError(err) },
+      { polling: this.opts.polling, pollMs: this.opts.pollMs, files: () => this.stamps() },
+    );
+    this.backend = backend;
+    // The banner reads "file watching degraded - polling every N s (<detail>)": the detail is the cause.
+    if (degraded !== null) this.push({ type: 'watch-mode', mode: 'degraded', detail: degraded });
+    else this.push({ type: 'watch-mode', mode: this.opts.polling ? 'polling' : 'native', detail: this.opts.polling ? 'forced' : null });
+    this.syncWatches(dirs);
   }
 
-  private onWatchError(err: unknown): void {
-    const code = (err as NodeJS.ErrnoException)?.code ?? String(err);
-    if (this.opts.polling) return;
+  /** Watches exactly the walked directories (re-watching a recreated one) plus the state logs' directories. */
+  private syncWatches(dirs: { dir: string; ino: number }[]): void {
+    const backend = this.backend;
+    if (!backend) return;
+    const want = new Set<string>();
+    for (const d of dirs) {
+      want.add(d.dir);
+      backend.addDir(d.dir, d.ino);
+      if (this.backend !== backend) return; // it failed and was replaced; the new one has them all
+    }
+    for (const file of this.stateLogs.keys()) {
+      want.add(path.dirname(file));
+      backend.addDir(path.dirname(file));
+      if (this.backend !== backend) return;
+    }
+    for (const dir of backend.dirs()) if (!want.has(dir)) backend.removeDir(dir);
+  }
+
+  /** The polling backend's view of what we know: path and the stat our last read was based on. */
+  private *stamps(): Iterable<[string, FileStamp]> {
+    // Size -1: listed, not read yet; the initial load reads it (and a hint would read it twice).
+    for (const [file, k] of this.known) if (k.size >= 0) yield [file, k];
+  }
+
+  private onWatchError(err: NodeJS.ErrnoException): void {
+    if (this.stopped || this.opts.polling) return;
     // ENOSPC (inotify watches exhausted) or EMFILE: fall back to polling, and say so.
+    const code = err.code ?? 'error';
     this.opts.polling = true;
-    const old = this.watcher;
-    this.watcher = null;
-    void old?.close().then(() => this.startWatcher()).then(() => {
-      this.push({ type: 'watch-mode', mode: 'degraded', detail: `file watching degraded (${code}) - polling every 1 s` });
-      this.flush();
-    });
+    const dirs = this.backend?.dirs() ?? [];
+    this.backend?.close();
+    this.backend = null;
+    const why = code === 'ENOSPC' ? 'ENOSPC: no inotify watches left' : code === 'EMFILE' ? 'EMFILE: too many open files' : code;
+    this.startWatcher(dirs.map((dir) => ({ dir, ino: -1 })), why);
+    this.flush();
+    this.kickReconcile();
   }
 
   private kickReconcile(): void {
-    const t = setTimeout(() => void this.reconcile(), this.opts.recheckMs);
-    t.unref();
+    if (this.reconcileKick || this.stopped) return;
+    this.reconcileKick = setTimeout(() => {
+      this.reconcileKick = null;
+      void this.reconcile();
+    }, this.opts.recheckMs);
+    this.reconcileKick.unref();
   }
 
   /** Processes dirty paths one at a time (a file reader is never updated concurrently). */
@@ -220,9 +289,10 @@ export class HomeReader {
         for (const [file] of batch) {
           const kind = this.kindOf(file);
           if (kind) await this.readOne(file, kind);
+          else await this.maybeDirectory(file);
         }
         this.scheduleFlush();
-        // Re-check once a little later: a second change inside chokidar's throttle window is dropped.
+        // Re-check once a little later: a write can land between our read and the event that signals it.
         const again = batch.filter(([f, recheck]) => {
           const k = this.known.get(f)?.kind;
           return recheck && (k === 'session' || k === 'state-log' || k === 'journal' || k === 'checkpoint');
@@ -242,6 +312,16 @@ export class HomeReader {
     return this.working;
   }
 
+  /** A hint for a path that is no artifact: a directory appearing or going away means a sweep. */
+  private async maybeDirectory(p: string): Promise<void> {
+    if (isTempName(path.basename(p))) return;
+    const rel = path.relative(this.home, p);
+    if (rel.startsWith('..') || path.isAbsolute(rel)) return;
+    if (this.backend?.dirs().includes(p)) return this.kickReconcile(); // a watched directory changed or went
+    const st = await fsp.lstat(p).catch(() => null);
+    if (st?.isDirectory()) this.kickReconcile();
+  }
+
   private kindOf(file: string): Known['kind'] | null {
     if (this.stateLogs.has(file)) return 'state-log';
     return classifyPath(this.home, file);
@@ -252,30 +332,34 @@ export class HomeReader {
     try {
       switch (kind) {
         case 'session':
-          return await this.readSession(file);
+          return await this.readSession(file, found);
         case 'checkpoint':
           return await this.readCheckpoint(file);
         case 'incident': {
           const r = await readIncidentFile(this.home, file);
           if (r.missing) return this.forget(file, { type: 'incident-removed', file });
-          if (r.transient && !r.record && this.withinGrace(file)) return this.retryLater(file);
+          if (r.transient && !r.record && this.withinGrace(file, r.mtimeMs)) return this.retryLater(file);
           this.invalidSince.delete(file);
-          if (r.record) this.push({ type: 'incident', record: r.record });
+          // One notification per incident (B9): a re-read of the same content is not a new one.
+          if (r.record && this.isNews(file, r.record)) this.push({ type: 'incident', record: r.record });
           this.push({ type: 'warnings', file, warnings: r.warnings });
+          this.noteFailure(file, r.warnings);
           return this.remember(file, kind, found);
         }
         case 'lane-status': {
           const r = await readLaneStatus(this.home, file);
           if (r.missing) return this.forget(file, { type: 'lane-status-removed', file });
-          if (r.record) this.push({ type: 'lane-status', status: r.record });
+          if (r.record && this.isNews(file, r.record)) this.push({ type: 'lane-status', status: r.record });
           this.push({ type: 'warnings', file, warnings: r.warnings });
+          this.noteFailure(file, r.warnings);
           return this.remember(file, kind, found);
         }
         case 'receipt': {
           const r = await readReceipt(this.home, file);
           if (r.missing) return this.forget(file, { type: 'receipt-removed', file });
-          if (r.record) this.push({ type: 'receipt', receipt: r.record });
+          if (r.record && this.isNews(file, r.record)) this.push({ type: 'receipt', receipt: r.record });
           this.push({ type: 'warnings', file, warnings: r.warnings });
+          this.noteFailure(file, r.warnings);
           return this.remember(file, kind, found);
         }
         case 'settings':
@@ -314,11 +398,11 @@ export class HomeReader {
     }
   }
 
-  private async readSession(file: string): Promise<void> {
+  private async readSession(file: string, found?: FoundFile): Promise<void> {
     let reader = this.sessions.get(file);
     if (!reader) {
       if (!parseSessionPath(this.home, file)) return;
-      reader = new SessionFileReader(this.home, file, { now: this.opts.now, counter: this.opts.counter });
+      reader = new SessionFileReader(this.home, file, { now: this.opts.now, counter: this.opts.counter, incompleteGraceMs: this.opts.incompleteGraceMs });
       this.sessions.set(file, reader);
     }
     const r = await reader.update();
@@ -328,7 +412,10 @@ export class HomeReader {
     }
     if (r.changed) this.push({ type: 'session-file', facts: r.facts });
     this.push({ type: 'warnings', file, warnings: r.warnings });
-    this.remember(file, 'session');
+    if (r.error !== null) this.failing.add(file);
+    else this.failing.delete(file);
+    this.watchIncomplete(file, r.facts.incompleteSince);
+    this.remember(file, 'session', found);
     const report = r.facts.continuation?.launch?.report;
     if (report && r.facts.role === 'root') await this.followStateLog(report);
   }
@@ -337,7 +424,7 @@ export class HomeReader {
     const file = stateLogPathFromReport(report);
     if (this.stateLogs.has(file)) return;
     this.stateLogs.set(file, new StateLogReader(file));
-    this.watcher?.add(file);
+    this.backend?.addDir(path.dirname(file));
     await this.readOne(file, 'state-log');
   }
 
@@ -347,11 +434,12 @@ export class HomeReader {
       this.invalidSince.delete(file);
       return this.forget(file, { type: 'checkpoint-removed', file });
     }
+    this.noteFailure(file, r.warnings);
     if (r.record) {
       this.invalidSince.delete(file);
       this.push({ type: 'checkpoint', record: r.record });
       this.push({ type: 'warnings', file, warnings: r.warnings });
-    } else if (this.withinGrace(file)) {
+    } else if (this.withinGrace(file, r.mtimeMs)) {
       // Keep the last good value through a non-atomic rewrite; complain only if it stays bad.
       this.retryLater(file);
     } else {
@@ -377,13 +465,51 @@ export class HomeReader {
     this.push({ type: 'warnings', file, warnings: all });
   }
 
-  /** True while a file has been unreadable for less than the writer's grace period. */
-  private withinGrace(file: string): boolean {
+  /**
+   * True while a file has been unparseable for less than the writer's grace period. A file that
+   * changed since (still being written, B9) starts the grace again: only a file that stays bad
+   * and unchanged for the whole period becomes an error.
+   */
+  private withinGrace(file: string, mtimeMs: number | null): boolean {
     if (!this.opts.watch) return false; // a one-shot read has no later look: report now
     const now = this.opts.now();
-    const since = this.invalidSince.get(file) ?? now;
-    this.invalidSince.set(file, since);
+    const prev = this.invalidSince.get(file);
+    const since = prev && prev.mtimeMs === mtimeMs ? prev.since : now;
+    this.invalidSince.set(file, { since, mtimeMs });
     return now - since < CHECKPOINT_GRACE_MS;
+  }
+
+  /** A file that could not be opened or read is tried again at every sweep (a chmod back, B10). */
+  private noteFailure(file: string, warnings: Warning[]): void {
+    if (warnings.some((w) => /^cannot (open|read)/.test(w.message))) this.failing.add(file);
+    else this.failing.delete(file);
+  }
+
+  /** False when `record` is what this file said last time. */
+  private isNews(file: string, record: unknown): boolean {
+    const text = JSON.stringify(record);
+    if (this.lastEmitted.get(file) === text) return false;
+    this.lastEmitted.set(file, text);
+    return true;
+  }
+
+  /** A session whose last line is incomplete is looked at again when its grace runs out (A6). */
+  private watchIncomplete(file: string, since: number | null): void {
+    const had = this.incompleteTimers.get(file);
+    if (since === null || !this.opts.watch) {
+      if (had) clearTimeout(had);
+      this.incompleteTimers.delete(file);
+      return;
+    }
+    if (had) return;
+    const due = since + this.opts.incompleteGraceMs - this.opts.now();
+    if (due < 0) return; // already flagged by this read
+    const t = setTimeout(() => {
+      this.incompleteTimers.delete(file);
+      this.hint(file);
+    }, due + 10);
+    t.unref();
+    this.incompleteTimers.set(file, t);
   }
 
   /** A file caught half-written: look again after the writer's grace period, silently meanwhile. */
@@ -399,7 +525,14 @@ export class HomeReader {
 
   private forget(file: string, event: ReaderEvent): void {
     this.known.delete(file);
+    this.lineWarnings.delete(file);
+    this.invalidSince.delete(file);
+    this.lastEmitted.delete(file);
+    this.failing.delete(file);
+    this.watchIncomplete(file, null);
     this.push(event);
+    // Whatever the file's kind, its warnings go with it (and nothing about it is kept here).
+    if (this.shownWarnings.delete(file)) this.buffer.push({ type: 'warnings', file, warnings: [] });
   }
 
   /** The backstop: a fresh walk; read what is new, changed or gone since we last looked. */
@@ -416,6 +549,7 @@ export class HomeReader {
       if (walk.homeExists) await this.loadSettings();
     }
     this.pushWalkProblems(walk.problems);
+    this.syncWatches(walk.dirs);
     const seen = new Set<string>();
     for (const f of walk.files) {
       seen.add(f.file);
@@ -429,6 +563,8 @@ export class HomeReader {
       if (k.kind !== 'state-log' && !seen.has(file)) this.dirty.set(file, false);
     }
     for (const file of this.stateLogs.keys()) if (!this.dirty.has(file)) this.dirty.set(file, false);
+    // A read that failed (EACCES, …) may work now: a chmod back changes no size or mtime (B10).
+    for (const file of this.failing) if (!this.dirty.has(file)) this.dirty.set(file, false);
     await this.drain();
     this.flush();
   }
@@ -453,6 +589,13 @@ export class HomeReader {
   }
 
   private push(event: ReaderEvent): void {
+    if (event.type === 'warnings') {
+      // A re-read that found the same problems is not news: no event, no render (and a burst's
+      // last records are not held behind a batch of no-op events).
+      const key = event.warnings.length === 0 ? '' : JSON.stringify(event.warnings);
+      if (this.shownWarnings.get(event.file) === key) return;
+      this.shownWarnings.set(event.file, key);
+    }
     if (event.type === 'checkpoint') {
       const cp = event.record.checkpoint;
       if (cp.host === this.opts.host && cp.state !== 'ended' && !this.pids.has(cp.pid)) {
@@ -463,12 +606,17 @@ export class HomeReader {
     this.buffer.push(event);
   }
 
+  /**
+   * At most one batch per `batchMs` (a burst costs one render per window), but the first change
+   * after a quiet spell goes out at once instead of waiting out a window (RELIABILITY A3, A4).
+   */
   private scheduleFlush(): void {
     if (this.flushTimer || this.stopped) return;
+    const wait = Math.max(0, this.lastFlushAt + this.opts.batchMs - performance.now());
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
       this.flush();
-    }, this.opts.batchMs);
+    }, wait);
     this.flushTimer.unref();
   }
 
@@ -476,6 +624,7 @@ export class HomeReader {
     if (this.buffer.length === 0) return;
     const events = this.buffer;
     this.buffer = [];
+    this.lastFlushAt = performance.now();
     this.opts.emit(events);
   }
 }

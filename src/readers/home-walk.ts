@@ -2,7 +2,7 @@
  * One pass over a pi home: which files exist, classified by artifact, with their stat. This is the
  * floor of start-up (a plain list+stat) and the reconcile sweep that backs up the watcher.
  */
-import { promises as fsp, type Stats } from 'node:fs';
+import fs, { promises as fsp, type Stats } from 'node:fs';
 import path from 'node:path';
 import { homePaths } from '../contract/paths.js';
 
@@ -46,6 +46,8 @@ export function classifyPath(home: string, file: string): ArtifactKind | null {
 
 export interface WalkResult {
   files: FoundFile[];
+  /** Directories read (the home, `tmp/` and everything below the walk roots), for the watcher. */
+  dirs: { dir: string; ino: number }[];
   /** Directories that could not be read (EACCES, symlink loops, …), with the reason. */
   problems: { file: string; message: string }[];
   homeExists: boolean;
@@ -53,6 +55,10 @@ export interface WalkResult {
 
 /** The directories a walk descends into, relative to the home; everything else is ignored. */
 const WALK_ROOTS = ['sessions', 'incidents', 'tmp/async-subagent-runs', 'loop-wait', 'loop-dash'];
+/** Watched but not walked: where a missing walk root will appear. */
+const WATCH_ONLY = ['tmp'];
+/** Stats per slice before the walk yields to the event loop. */
+const STAT_SLICE = 256;
 
 /**
  * Lists and stats every artifact file. Symlinked directories are not followed (no loops); a
@@ -60,13 +66,20 @@ const WALK_ROOTS = ['sessions', 'incidents', 'tmp/async-subagent-runs', 'loop-wa
  */
 export async function walkHome(home: string): Promise<WalkResult> {
   const files: FoundFile[] = [];
+  const dirs: { dir: string; ino: number }[] = [];
   const problems: { file: string; message: string }[] = [];
   try {
     const st = await fsp.stat(home);
-    if (!st.isDirectory()) return { files, problems: [{ file: home, message: 'not a directory' }], homeExists: false };
+    if (!st.isDirectory()) return { files, dirs, problems: [{ file: home, message: 'not a directory' }], homeExists: false };
+    dirs.push({ dir: home, ino: st.ino });
   } catch {
-    return { files, problems, homeExists: false };
+    return { files, dirs, problems, homeExists: false };
   }
+  for (const rel of WATCH_ONLY) {
+    const st = await statOrNull(path.join(home, rel));
+    if (st?.isDirectory()) dirs.push({ dir: path.join(home, rel), ino: st.ino });
+  }
+  let statted = 0;
   for (const f of [homePaths(home).settings, homePaths(home).models]) {
     const st = await statOrNull(f);
     if (st?.isFile()) files.push({ kind: 'settings', file: f, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
@@ -80,8 +93,9 @@ export async function walkHome(home: string): Promise<WalkResult> {
       if (code !== 'ENOENT') problems.push({ file: dir, message: `cannot read directory (${code ?? String(err)})` });
       return;
     }
+    const own = statSyncOrNull(dir);
+    if (own) dirs.push({ dir, ino: own.ino });
     const subdirs: string[] = [];
-    const stats: Promise<void>[] = [];
     for (const e of entries) {
       const full = path.join(dir, e.name);
       if (e.isDirectory()) {
@@ -89,11 +103,10 @@ export async function walkHome(home: string): Promise<WalkResult> {
       } else if (e.isFile()) {
         const kind = classifyPath(home, full);
         if (!kind) continue;
-        stats.push(
-          statOrNull(full).then((st) => {
-            if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
-          }),
-        );
+        // A sync stat costs a few µs, an async one several times more; slices keep the loop free.
+        const st = statSyncOrNull(full);
+        if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+        if (++statted % STAT_SLICE === 0) await new Promise<void>((r) => setImmediate(r));
       } else if (e.isSymbolicLink()) {
         // Not followed: a symlink loop must not make the walk endless.
         const target = await fsp.stat(full).catch(() => null);
@@ -104,11 +117,18 @@ export async function walkHome(home: string): Promise<WalkResult> {
         } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
       }
     }
-    await Promise.all(stats);
     for (const sub of subdirs) await walkDir(sub, depth + 1);
   };
   for (const r of WALK_ROOTS) await walkDir(path.join(home, r), 0);
-  return { files, problems, homeExists: true };
+  return { files, dirs, problems, homeExists: true };
+}
+
+function statSyncOrNull(file: string): Stats | null {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 async function statOrNull(file: string): Promise<Stats | null> {

@@ -75,19 +75,22 @@ export class LineAssembler {
     return this.partBytes > 0 ? { bytes: this.partBytes, offset: this.lineStart } : null;
   }
 
-  /** Feeds the next bytes of the stream; returns the lines they complete, in order. */
+  /**
+   * Feeds the next bytes of the stream; returns the lines they complete, in order. No view of
+   * `chunk` is kept once this returns, so the caller may reuse its buffer for the next read.
+   */
   push(chunk: Buffer): AssembledLine[] {
     const out: AssembledLine[] = [];
     let i = 0;
     while (i < chunk.length) {
       const lf = chunk.indexOf(LF, i);
       if (lf === -1) {
-        // Copy: the caller may reuse its buffer before the line completes.
-        this.keep(Buffer.from(chunk.subarray(i)));
+        // Kept past this call: copied (only when kept), as the caller may reuse its buffer.
+        this.keep(chunk.subarray(i), true);
         this.position += chunk.length - i;
         break;
       }
-      this.keep(chunk.subarray(i, lf));
+      this.keep(chunk.subarray(i, lf), false);
       this.position += lf - i + 1;
       this.finishLine(out);
       i = lf + 1;
@@ -95,16 +98,17 @@ export class LineAssembler {
     return out;
   }
 
-  private keep(piece: Buffer): void {
+  private keep(piece: Buffer, copy: boolean): void {
     if (piece.length === 0) return;
     this.partBytes += piece.length;
+    // An over-long line is counted, not held: a 200 MB line costs no more memory than the cap.
     if (this.discarding || this.overflow) return;
     if (this.partBytes > this.maxLineBytes) {
       this.overflow = true;
       this.parts = [];
       return;
     }
-    this.parts.push(piece);
+    this.parts.push(copy ? Buffer.from(piece) : piece);
   }
 
   private finishLine(out: AssembledLine[]): void {

@@ -41,10 +41,18 @@ export async function readAt(
       await handle.close();
     }
   }
-  const buf = Buffer.allocUnsafe(Math.max(0, length));
+  return readInto(target, Buffer.allocUnsafe(Math.max(0, length)), position, counter, kind);
+}
+
+/**
+ * Like {@link readAt} into a caller's buffer (up to its length): a reader that consumes each
+ * chunk before the next read reuses one buffer instead of leaving one per read to the GC.
+ */
+export async function readInto(handle: FileHandle, buf: Buffer, position: number, counter?: ReadCounter, kind: ReadKind = 'data'): Promise<Buffer> {
+  const length = buf.length;
   let filled = 0;
   while (filled < length) {
-    const { bytesRead } = await target.read(buf, filled, length - filled, position + filled);
+    const { bytesRead } = await handle.read(buf, filled, length - filled, position + filled);
     if (counter) {
       counter.reads += 1;
       if (kind === 'probe') counter.probeBytes = (counter.probeBytes ?? 0) + bytesRead;

@@ -29,7 +29,12 @@ export interface SessionFileReaderOptions {
   /** Bound on the one-time backward scan before the window (default: no bound). */
   scanMaxBytes?: number;
   chunkBytes?: number;
+  /** How long the last line may stay without its newline before a warning says so (default 5 s). */
+  incompleteGraceMs?: number;
 }
+
+/** A writer killed mid-line leaves a torn last line; past this it is flagged (RELIABILITY A6). */
+export const DEFAULT_INCOMPLETE_GRACE_MS = 5_000;
 
 /** The outcome of one `update()`. */
 export interface SessionFileUpdate {
@@ -89,6 +94,8 @@ export class SessionFileReader {
   private kept: Warning[] = [];
   private dropped = 0;
   private current: Warning[] | null = null;
+  /** The torn-last-line warning while it lasts (A6); not kept once the line completes. */
+  private incomplete: Warning | null = null;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(home: string, file: string, opts: SessionFileReaderOptions) {
@@ -102,6 +109,7 @@ export class SessionFileReader {
       now: opts.now,
       scanMaxBytes: opts.scanMaxBytes ?? Infinity,
       chunkBytes: opts.chunkBytes ?? 1024 * 1024,
+      incompleteGraceMs: opts.incompleteGraceMs ?? DEFAULT_INCOMPLETE_GRACE_MS,
     };
     this.state = emptySessionFacts(home, file, this.pathInfo);
   }
@@ -162,6 +170,11 @@ export class SessionFileReader {
     }
     this.lastError = error;
     this.keep(fresh);
+    const incomplete = this.incompleteWarning();
+    if (incomplete?.message !== this.incomplete?.message) {
+      this.incomplete = incomplete;
+      this.current = null;
+    }
     const newWarnings = error !== null && error !== errorBefore ? [...fresh, this.errorWarning(error)] : fresh;
     if (fresh.length > 0 || error !== errorBefore) this.current = null;
     const changed = started || this.state !== before;
@@ -175,6 +188,7 @@ export class SessionFileReader {
       if (this.dropped > 0) list.push(warn(this.file, null, undefined, `${this.dropped} earlier warnings not shown`, 'warning'));
       list.push(...this.kept);
       if (this.lastError !== null) list.push(this.errorWarning(this.lastError));
+      if (this.incomplete !== null) list.push(this.incomplete);
       this.current = list;
     }
     return this.current;
@@ -187,6 +201,15 @@ export class SessionFileReader {
       this.dropped += this.kept.length - MAX_KEPT_WARNINGS;
       this.kept = this.kept.slice(this.kept.length - MAX_KEPT_WARNINGS);
     }
+  }
+
+  /** "last line incomplete since hh:mm:ss" once the torn line has outlived the grace period. */
+  private incompleteWarning(): Warning | null {
+    const since = this.state.incompleteSince;
+    const pending = this.tailer?.pending() ?? null;
+    if (since === null || pending === null || this.opts.now() - since < this.opts.incompleteGraceMs) return null;
+    const message = `last line incomplete since ${clockTime(since)} (${pending.bytes} bytes at offset ${pending.offset} without a newline)`;
+    return warn(this.file, null, pending.offset, message, 'warning');
   }
 
   private errorWarning(error: string): Warning {
@@ -387,6 +410,13 @@ function parseText(text: string): SessionEntry | null {
   if (!json.ok) return null;
   const r = parseSessionEntry(json.value);
   return r.ok ? r.entry : null;
+}
+
+/** Local `hh:mm:ss`, as the dashboard's clock shows times. */
+function clockTime(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 function resetWarning(file: string, reset: TailReset): Warning {

@@ -5,7 +5,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { DEFAULT_MAX_LINE_BYTES, LineAssembler, type AssembledLine, type PendingLine } from './line-assembler.js';
-import { readAt, type ReadCounter } from './read-counter.js';
+import { readAt, readInto, type ReadCounter } from './read-counter.js';
 
 /** Bytes of the file head kept to detect an in-place rewrite. */
 export const HEAD_FINGERPRINT_BYTES = 64;
@@ -169,9 +169,13 @@ export class FileTailer {
     const end = Math.min(size, this.position + this.maxBytesPerPoll);
     let bytesRead = 0;
     let error: string | undefined;
+    // One buffer per poll, from a small shared pool: the assembler copies only what it keeps, so
+    // a 200 MB append arriving in 200 polls leaves no garbage behind (RELIABILITY A9).
+    const scratch = end > this.position ? borrowBuffer(Math.min(this.chunkBytes, end - this.position)) : null;
     try {
-      while (this.position < end) {
-        const buf = await readAt(handle, this.position, Math.min(this.chunkBytes, end - this.position), this.counter);
+      while (scratch !== null && this.position < end) {
+        const want = Math.min(scratch.length, end - this.position);
+        const buf = await readInto(handle, want === scratch.length ? scratch : scratch.subarray(0, want), this.position, this.counter);
         if (buf.length === 0) break; // shrank while we read: the next poll sees it
         for (const line of this.assembler.push(buf)) lines.push(line);
         this.position += buf.length;
@@ -180,6 +184,8 @@ export class FileTailer {
     } catch (err) {
       // Keep what was assembled; the offset stops where the good bytes ended.
       error = errText(err);
+    } finally {
+      if (scratch !== null) returnBuffer(scratch);
     }
     const result: TailResult = {
       lines,
@@ -326,6 +332,25 @@ export async function scanBackward(file: string, opts: ScanBackwardOptions): Pro
 }
 
 const LF_BYTE = 0x0a;
+
+/** Reads below this size use a fresh small buffer; larger ones a pooled one. */
+const POOL_MIN_BYTES = 64 * 1024;
+/** Pooled read buffers kept for re-use: enough for the polls in flight at once. */
+const POOL_MAX = 4;
+const pool: Buffer[] = [];
+
+function borrowBuffer(size: number): Buffer {
+  if (size < POOL_MIN_BYTES) return Buffer.allocUnsafe(size);
+  const i = pool.findIndex((b) => b.length >= size);
+  const whole = i >= 0 ? pool.splice(i, 1)[0]! : Buffer.allocUnsafe(Math.max(size, DEFAULT_CHUNK_BYTES));
+  return whole.subarray(0, size);
+}
+
+function returnBuffer(buf: Buffer): void {
+  // A subarray shares its parent's memory: give the whole allocation back.
+  const whole = Buffer.from(buf.buffer, buf.byteOffset, buf.buffer.byteLength - buf.byteOffset);
+  if (whole.length >= POOL_MIN_BYTES && pool.length < POOL_MAX) pool.push(whole);
+}
 
 function trimLastLf(buf: Buffer): Buffer {
   return buf.length > 0 && buf[buf.length - 1] === LF_BYTE ? buf.subarray(0, buf.length - 1) : buf;
