@@ -28,7 +28,7 @@ for (const polling of [false, true]) {
       assert.equal(facts()?.continuation?.armed, true);
       assert.equal(store.getState().progress.get(home)?.done, true);
 
-      // Two appends 20 ms apart, then silence: both must be seen (chokidar drops the second change).
+      // Two appends 20 ms apart, then silence: both must be seen (a watcher may coalesce or drop the second change).
       appendFileSync(file, customEntry('session_info_ignored', {}, T0 + 2000));
       appendFileSync(file, assistantEntry(T0 + 3000, { stopReason: 'error', errorMessage: '429 rate limited' }));
       await waitFor(() => facts()?.lastAssistant?.stopReason === 'error', 'the second append to be read', 4000);
