@@ -1,12 +1,24 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (no TypeScript loader at start-up).
-import { existsSync } from 'node:fs';
+// Runs the compiled CLI (no TypeScript loader at start-up): the one-file bundle when it is present
+// and at least as new as the compiled sources (scripts/bundle.mjs; it starts ~0.3 s sooner), else
+// the compiled modules. LOOP_DASH_NO_BUNDLE=1 forces the modules; LOOP_DASH_BUNDLE=1 the bundle
+// (the benchmark, which builds it first, while others may be recompiling the modules).
+import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const main = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
+const bundle = fileURLToPath(new URL('../dist/src/cli/main.bundle.mjs', import.meta.url));
 if (!existsSync(main)) {
   process.stderr.write('loop-dash: not built yet — run `npm install && npm run build` in the loop-dash checkout.\n');
   process.exit(2);
 }
-const { run } = await import(main);
+const fresh = () => {
+  try {
+    return statSync(bundle).mtimeMs >= statSync(main).mtimeMs;
+  } catch {
+    return false;
+  }
+};
+const entry = !process.env.LOOP_DASH_NO_BUNDLE && ((process.env.LOOP_DASH_BUNDLE && existsSync(bundle)) || fresh()) ? bundle : main;
+const { run } = await import(entry);
 process.exitCode = await run(process.argv);

@@ -5,6 +5,7 @@
 import { initialModelState, reduceEvents, type ModelState } from '../model/reducer.js';
 import type { ReaderEvent } from '../model/types.js';
 import { HomeReader, type HomeReaderOptions } from '../readers/home-reader.js';
+import { timing } from './timing.js';
 
 export interface LiveStore {
   getState(): ModelState;
@@ -25,6 +26,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
   const emit = (events: ReaderEvent[]) => {
     eventsSeen += events.length;
     state = reduceEvents(state, events);
+    if (timing.enabled) timing.model(state.version, events);
     for (const l of listeners) l();
   };
   const readers = homes.map((home) => new HomeReader({ ...opts, home, emit }));
@@ -36,6 +38,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     },
     async start() {
       await Promise.all(readers.map((r) => r.start()));
+      if (timing.enabled) timing.ready(state.version);
     },
     async stop() {
       await Promise.all(readers.map((r) => r.stop()));

@@ -6,14 +6,18 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { format } from 'node:util';
 import { render } from 'ink';
 import { cleanStaleControlTemps, requestAction, targetFromCheckpoint } from '../control/index.js';
 import { loadAudit } from '../cli/audit-command.js';
 import type { AuditResult } from '../model/audit.js';
 import { App, type ActionPort, type AuditSource } from '../views/App.js';
+import { TerminalFrame, type FrameSink } from '../views/terminal-frame.js';
 import { installFaultHooks } from './fault-hooks.js';
 import type { LiveStore } from './live-store.js';
+import type { RemoteFeeds } from '../remote/remote-feeds.js';
+import { refusalReason } from '../views/owner-actions.js';
 import { timing } from './timing.js';
 
 export interface DashboardOptions {
@@ -23,6 +27,8 @@ export interface DashboardOptions {
   clock?: () => number;
   /** Where diagnostics go while the TUI owns the terminal. */
   logFile?: string;
+  /** `--remote` feeds: started with the dashboard, stopped when it exits. */
+  remote?: RemoteFeeds;
 }
 
 export function defaultLogFile(): string {
@@ -56,6 +62,9 @@ function captureConsole(logFile: string): () => void {
 export function actionPort(clock: () => number): ActionPort {
   return {
     async request(action, target) {
+      // Never write into a local directory for a row another machine owns (the paths may even exist here).
+      const refused = refusalReason(target);
+      if (refused) return { error: refused };
       try {
         const handle = await requestAction(
           target.home,
@@ -75,18 +84,25 @@ export function actionPort(clock: () => number): ActionPort {
   };
 }
 
-/** How often the bounds audit is re-measured while the dashboard is open. */
+/** How often the bounds audit is re-measured while the dashboard is open (when anything changed). */
 const AUDIT_EVERY_MS = 10 * 60_000;
+/** The first audit waits this long after the home was read: it reads up to 256 MB of session tails. */
+const AUDIT_DELAY_MS = 15_000;
 
 /**
- * The bounds audit, measured in the background after the home has been read once (it samples
- * session tails, so it never delays the first frame), then every ten minutes.
+ * The bounds audit, measured in the background a little after the home has been read once (it
+ * samples up to 256 MB of session tails: it must not compete with the start-up, nor delay the first
+ * frame), then every ten minutes if the model changed meanwhile (`version`), so an idle dashboard
+ * stays idle.
  */
-export function backgroundAudit(homes: string[], ready: Promise<unknown>, clock: () => number): AuditSource & { stop(): void } {
+export function backgroundAudit(homes: string[], ready: Promise<unknown>, clock: () => number, version: () => number = () => 0): AuditSource & { stop(): void } {
   let results: readonly AuditResult[] | null = null;
   const listeners = new Set<() => void>();
   let stopped = false;
+  let measuredAt: number | null = null;
   const measure = async () => {
+    if (stopped || measuredAt === version()) return;
+    measuredAt = version();
     try {
       const next = await Promise.all(homes.map((h) => loadAudit(h, { now: clock() })));
       if (stopped) return;
@@ -98,7 +114,12 @@ export function backgroundAudit(homes: string[], ready: Promise<unknown>, clock:
   };
   const timer = setInterval(() => void measure(), AUDIT_EVERY_MS);
   timer.unref();
-  void ready.then(measure);
+  let first: NodeJS.Timeout | null = null;
+  void ready.then(() => {
+    if (stopped) return;
+    first = setTimeout(() => void measure(), AUDIT_DELAY_MS);
+    first.unref();
+  });
   return {
     get: () => results,
     subscribe(l) {
@@ -108,8 +129,29 @@ export function backgroundAudit(homes: string[], ready: Promise<unknown>, clock:
     stop() {
       stopped = true;
       clearInterval(timer);
+      if (first) clearTimeout(first);
     },
   };
+}
+
+/** How long the first frame waits for the session list (the walk and the checkpoints). */
+const FIRST_FRAME_WAIT_MS = 400;
+
+/** Resolves once every home has published its session list, or after `ms`. */
+function sessionListOrTimeout(store: LiveStore, homes: number, ms: number): Promise<void> {
+  const listed = () => store.getState().progress.size >= homes;
+  if (listed()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      unsubscribe();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unsubscribe = store.subscribe(() => {
+      if (listed()) done();
+    });
+  });
 }
 
 /** Runs the dashboard until the user quits; resolves to the exit code. */
@@ -118,20 +160,34 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   const restoreConsole = captureConsole(opts.logFile ?? defaultLogFile());
   for (const home of opts.homes) void cleanStaleControlTemps(home, Date.now()).catch(() => undefined);
 
-  // The first frame comes before the home is read: rows appear as they are found.
+  // The first frame comes before the home is read: rows appear as they are found. It waits (a
+  // little) for the session list of a directory walk, so it shows rows rather than "no sessions".
   const started = opts.store.start().catch((err) => console.error('home reader failed', err));
-  const audit = backgroundAudit(opts.homes, started, clock);
-  if (timing.enabled) {
-    const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
-      timing.write(typeof chunk === 'string' ? Buffer.byteLength(chunk) : (chunk as Uint8Array).length);
-      return write(chunk, ...rest);
-    }) as typeof process.stdout.write;
-  }
-  const instance = render(<App store={opts.store} clock={clock} host={os.hostname()} readOnly={opts.readOnly} actions={actionPort(clock)} audit={audit} />, {
+  await sessionListOrTimeout(opts.store, opts.homes.length, FIRST_FRAME_WAIT_MS);
+  const audit = backgroundAudit(opts.homes, started, clock, () => opts.store.getState().version);
+  opts.remote?.start();
+  // Frames go straight to the terminal (only changed lines are rewritten, see terminal-frame.ts);
+  // Ink keeps the keyboard, the React tree and raw mode.
+  const terminal = new TerminalFrame({
+    isTTY: process.stdout.isTTY,
+    write: (s: string) => {
+      timing.write(Buffer.byteLength(s));
+      return process.stdout.write(s);
+    },
+  });
+  const frame: FrameSink = !timing.enabled
+    ? terminal
+    : {
+        draw(lines, width, noColor) {
+          const t0 = performance.now();
+          terminal.draw(lines, width, noColor);
+          timing.frame(performance.now() - t0);
+        },
+        done: () => terminal.done(),
+      };
+  const instance = render(<App store={opts.store} clock={clock} host={os.hostname()} readOnly={opts.readOnly} actions={actionPort(clock)} audit={audit} frame={frame} {...(opts.remote ? { remote: opts.remote } : {})} />, {
     exitOnCtrlC: true,
     patchConsole: false,
-    ...(timing.enabled ? { onRender: () => timing.frame() } : {}),
   });
 
   const removeFaults = installFaultHooks();
@@ -160,8 +216,10 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     process.off('uncaughtException', onCrash);
     process.off('unhandledRejection', onCrash);
     removeFaults();
+    terminal.done();
     restoreConsole();
     audit.stop();
+    opts.remote?.stop();
     await started;
     await opts.store.stop();
   }

@@ -11,11 +11,14 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { ReaderEvent } from '../model/types.js';
 
-/** What the last render drew: the model version, keys handled, and how many roots it listed. */
+/** What the last render drew: the model version, keys handled, how many roots it listed, and whether every home had been read. */
 interface Rendered {
   version: number;
   keys: number;
   roots: number;
+  populated: boolean;
+  /** Time spent building this frame (snapshot, rows, lines) before it was drawn. */
+  renderMs?: number;
 }
 
 /** The benchmark's marks; all no-ops when timing is off. */
@@ -48,7 +51,7 @@ const OFF: Timing = {
 
 function fileTiming(file: string): Timing {
   let fd: number | null = openSync(file, 'a');
-  let last: Rendered = { version: -1, keys: 0, roots: 0 };
+  let last: Rendered = { version: -1, keys: 0, roots: 0, populated: false };
   const put = (mark: Record<string, unknown>) => {
     if (fd === null) return;
     try {
@@ -72,7 +75,7 @@ function fileTiming(file: string): Timing {
       last = info;
     },
     frame(ms) {
-      put({ ev: 'frame', v: last.version, k: last.keys, r: last.roots, ...(ms === undefined ? {} : { ms: Math.round(ms * 100) / 100 }) });
+      put({ ev: 'frame', v: last.version, k: last.keys, r: last.roots, p: last.populated, ...(ms === undefined ? {} : { ms: Math.round(ms * 100) / 100 }), ...(last.renderMs === undefined ? {} : { build: Math.round(last.renderMs * 100) / 100 }) });
     },
     write(bytes) {
       put({ ev: 'write', b: bytes });

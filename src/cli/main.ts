@@ -9,6 +9,7 @@ import { runAudit } from './audit-command.js';
 import { generateHome, type DemoManifest } from '../demo/generate.js';
 import { startSimulator } from '../demo/simulator.js';
 import { createLiveStore } from '../app/live-store.js';
+import { defaultCacheDir } from '../readers/session-cache.js';
 import { runDashboard } from '../app/run-dashboard.js';
 import { installExtension } from './install-extension.js';
 import { statusJson } from '../model/status-json.js';
@@ -17,6 +18,10 @@ import { loadSnapshot } from './load-snapshot.js';
 import { InputError, parseDuration, parseNow } from './parse-time.js';
 import { resolveHomes } from './resolve-homes.js';
 import { renderStatusTable } from './status-table.js';
+import { runServe } from '../serve/serve-command.js';
+import { fetchRemotesOnce, mergeRemote } from '../remote/merge-remote.js';
+import { createRemoteFeeds, statusUrl } from '../remote/remote-feeds.js';
+import { parseListen } from '../serve/server.js';
 
 const collect = (value: string, prev: string[] = []) => [...prev, value];
 
@@ -54,19 +59,30 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--home <dir>', 'pi home to read (repeatable); default: $PI_CODING_AGENT_DIR, ~/.loop-pi, ~/.pi/agent', collect)
     .option('--read-only', 'no owner actions (abort, disarm, arm are unbound)')
     .option('--poll', 'poll the file system instead of native file events')
-    .action(async (opts: { home?: string[]; readOnly?: boolean; poll?: boolean }) => {
+    .option('--remote <url>', "also show another machine's loop-dash serve, read-only (repeatable; e.g. http://127.0.0.1:9464)", collect)
+    .action(async (opts: { home?: string[]; readOnly?: boolean; poll?: boolean; remote?: string[] }) => {
       const homes = resolveHomes(opts.home);
+      const remotes = (opts.remote ?? []).map((r) => {
+        const u = statusUrl(r);
+        if ('error' in u) throw new InputError(u.error);
+        return u.url;
+      });
       if (!canDrawTui(io)) {
-        code = await printStatus(homes, { json: false }, io);
+        code = await printStatus(homes, { json: false, remotes }, io);
         return;
       }
       // No home given and none found: the built-in demo, so a first run shows something real.
-      if (!opts.home?.length && !process.env.PI_CODING_AGENT_DIR && !existsSync(homes[0]!)) {
+      if (!remotes.length && !opts.home?.length && !process.env.PI_CODING_AGENT_DIR && !existsSync(homes[0]!)) {
         io.err(`no pi home at ${homes[0]}; opening the demo home (use --home DIR for yours)\n`);
         code = await runDemo({ readOnly: !!opts.readOnly, speed: 4 }, io);
         return;
       }
-      code = await runDashboard({ store: createLiveStore(homes, { polling: !!opts.poll }), homes, readOnly: !!opts.readOnly });
+      code = await runDashboard({
+        store: createLiveStore(homes, { polling: !!opts.poll, cacheDir: defaultCacheDir() }),
+        homes,
+        readOnly: !!opts.readOnly,
+        ...(remotes.length ? { remote: createRemoteFeeds(remotes) } : {}),
+      });
     });
 
   program
@@ -180,6 +196,20 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       }
     });
 
+  program
+    .command('serve')
+    .description('headless exporter: Prometheus /metrics, /api/status (the status --json document), /healthz; GET only')
+    .option('--home <dir>', 'pi home to read (repeatable)', collect)
+    .option('--listen <host:port>', 'address to listen on (a non-loopback address must be given here explicitly)', '127.0.0.1:9464')
+    .option('--grace <duration>', 'how long an ended session stays in the metrics', '10m')
+    .option('--poll', 'poll the file system instead of native file events')
+    .action(async (opts: { home?: string[]; listen: string; grace: string; poll?: boolean }, cmd: Command) => {
+      const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      const listen = parseListen(opts.listen);
+      if ('error' in listen) throw new InputError(listen.error);
+      code = await runServe({ homes, listen, graceMs: parseDuration(opts.grace), polling: !!(opts.poll ?? cmd.parent?.opts<{ poll?: boolean }>().poll), version: version() }, io);
+    });
+
   try {
     await program.parseAsync(argv);
   } catch (err) {
@@ -197,9 +227,10 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
   return code;
 }
 
-async function printStatus(homes: string[], opts: { json: boolean; now?: number }, io: Io): Promise<number> {
+async function printStatus(homes: string[], opts: { json: boolean; now?: number; remotes?: string[] }, io: Io): Promise<number> {
+  const feeds = opts.remotes?.length ? await fetchRemotesOnce(opts.remotes, { clock: io.now }) : [];
   const now = opts.now ?? io.now();
-  const snap = await loadSnapshot(homes, now);
+  const snap = mergeRemote(await loadSnapshot(homes, now), feeds, now);
   io.out(opts.json ? JSON.stringify(statusJson(snap), null, 2) + '\n' : renderStatusTable(snap));
   return 0;
 }

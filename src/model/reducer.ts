@@ -67,7 +67,9 @@ type MapKeys = {
 
 /**
  * A batch fold: each touched map is copied once per batch, not once per event, so a burst of a
- * thousand events costs one copy of each map it touches.
+ * thousand events costs one copy of each map it touches. A batch that changes nothing (a probe
+ * that saw what the last one saw, no warnings where there were none) returns `state` itself, so
+ * an idle dashboard has nothing to redraw.
  */
 export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]): ModelState {
   if (events.length === 0) return state;
@@ -126,9 +128,13 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
       case 'settings':
         draft('settings').set(event.settings.home, event.settings);
         break;
-      case 'probe':
+      case 'probe': {
+        // Only what a probe saw matters (its `checkedAt` is shown nowhere): the same answer again is no news.
+        const had = (drafts.get('probes') ?? state.probes).get(event.probe.pid) as ProcessProbe | undefined;
+        if (had && had.status === event.probe.status && had.start === event.probe.start && had.detail === event.probe.detail) break;
         draft('probes').set(event.probe.pid, event.probe);
         break;
+      }
       case 'journal': {
         const journal = draft('journal');
         const before = event.reset ? [] : ((journal.get(event.home) as JournalEntry[] | undefined) ?? []);
@@ -138,21 +144,28 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
       case 'ack':
         draft('acks').set(`${event.home}\0${event.ack.id}`, { ...event.ack, session: event.session });
         break;
-      case 'warnings':
-        if (event.warnings.length === 0) draft('warnings').delete(event.file);
-        else draft('warnings').set(event.file, event.warnings);
+      case 'warnings': {
+        const had = (drafts.get('warnings') ?? state.warnings).get(event.file) as readonly Warning[] | undefined;
+        if (event.warnings.length === 0) {
+          if (had !== undefined) draft('warnings').delete(event.file);
+        } else if (had !== event.warnings) draft('warnings').set(event.file, event.warnings);
         break;
-      case 'progress':
+      }
+      case 'progress': {
+        const had = (drafts.get('progress') ?? state.progress).get(event.home) as { read: number; total: number; done: boolean } | undefined;
+        if (had && had.read === event.read && had.total === event.total && had.done === event.done) break;
         draft('progress').set(event.home, { read: event.read, total: event.total, done: event.done });
         break;
+      }
       case 'watch-mode':
-        watchMode = { mode: event.mode, detail: event.detail };
+        if (watchMode.mode !== event.mode || watchMode.detail !== event.detail) watchMode = { mode: event.mode, detail: event.detail };
         break;
       default:
         assertNever(event);
     }
   }
 
+  if (drafts.size === 0 && watchMode === state.watchMode) return state;
   const next: ModelState = { ...state, watchMode, version: state.version + 1 };
   for (const [key, map] of drafts) (next as unknown as Record<string, unknown>)[key] = map;
   return next;

@@ -66,6 +66,35 @@ export interface SessionView {
   laneStatus: LaneRunStatus | null;
   parent: string | null;
   lanes: SessionView[];
+  /** Set on a row read from another machine's `loop-dash serve` (`--remote`): read-only here. */
+  remote?: RemoteOrigin;
+}
+
+/** Where a remote row came from: owner actions stay on that machine. */
+export interface RemoteOrigin {
+  /** The `/api/status` URL it was fetched from. */
+  url: string;
+  /** The serving machine's host name (from the document), else the URL's host. */
+  host: string;
+  /** When this machine received the document (local clock). */
+  fetchedAt: number;
+}
+
+/** One `--remote` feed as the header shows it. */
+export interface RemoteFeedStatus {
+  url: string;
+  host: string;
+  /** Last good document received (local clock), null before the first. */
+  fetchedAt: number | null;
+  /** The rows are older than the feed's expected refresh (or the last fetch failed). */
+  stale: boolean;
+  /** The last fetch's error, when it failed; the rows of the last good fetch are still shown. */
+  error: string | null;
+  roots: number;
+  /** Remote rows not shown because the same session is read locally. */
+  hidden: number;
+  /** The remote clock minus ours, when it differs by more than can be explained by the fetch time. */
+  skewMs: number | null;
 }
 
 /** What every view shows for one `now`. */
@@ -79,6 +108,8 @@ export interface Snapshot {
   watchMode: ModelState['watchMode'];
   /** Limits per home after fallbacks, with notes on ignored settings. */
   homeLimits: Map<string, { limits: HomeLimits; notes: string[] }>;
+  /** The `--remote` feeds (absent without `--remote`); their rows are in `roots`, marked `remote`. */
+  remotes?: RemoteFeedStatus[];
 }
 
 export interface SnapshotOptions {

@@ -47,6 +47,14 @@ export function sessionJson(v: SessionView): Record<string, unknown> {
     timers: v.timers.map((t) => ({ id: t.id, at: iso(t.at), reason: t.reason })),
     incidents: v.incidents,
     home: v.home,
+    lastError: v.lastError,
+    limits: {
+      inactivityMs: v.limits.inactivityMs,
+      absoluteMs: v.limits.absoluteMs,
+      episodeMs: v.limits.episodeMs,
+      episodeMaxAttempts: v.limits.episodeMaxAttempts,
+      source: v.limits.source,
+    },
   };
   if (v.role === 'lane') {
     Object.assign(base, { runId: v.runId, lane: v.lane, task: v.task, deadline: iso(v.deadline) });

@@ -4,7 +4,7 @@
  * makes us read the file to its end and re-check ~75 ms later — and a slow reconcile sweep that
  * catches anything the watcher missed. Directories are watched, not files (watch-backend.ts).
  */
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { homePaths, stateLogPathFromReport } from '../contract/paths.js';
@@ -17,7 +17,8 @@ import { readLaneStatus } from './lane-status.js';
 import { probeProcess } from './process-probe.js';
 import type { ReadCounter } from './read-counter.js';
 import { readReceipt } from './receipt-file.js';
-import { SessionFileReader } from './session-file.js';
+import { SessionCache } from './session-cache.js';
+import { SessionFileReader, type CachedSessionFile } from './session-file.js';
 import { parseSessionPath } from './session-path.js';
 import { readHomeSettings } from './settings-file.js';
 import { StateLogReader } from './state-log.js';
@@ -38,7 +39,11 @@ export interface HomeReaderOptions {
   watchFactory?: WatchFactory;
   /** How long a session's last line may stay without its newline before it is flagged (default 5 s). */
   incompleteGraceMs?: number;
-  /** Backstop sweep interval (default 5 s). */
+  /**
+   * Backstop sweep interval. Default: adaptive — at least 5 s, and long enough that the sweep (a
+   * walk of the whole home) costs under 0.1% of a core; files changed in the last 15 minutes are
+   * re-checked every 5 s meanwhile.
+   */
   reconcileMs?: number;
   /** Re-check delay after a hint (default 75 ms). */
   recheckMs?: number;
@@ -51,7 +56,39 @@ export interface HomeReaderOptions {
   counter?: ReadCounter;
   /** Session files read per slice before yielding to the event loop. */
   sliceSize?: number;
+  /**
+   * Where what was read is remembered between runs (session-cache.ts), so a restart reads only
+   * what was appended since. Absent or null: nothing is remembered.
+   */
+  cacheDir?: string | null;
+  /**
+   * Bound on each session file's backward scan for state entries before its tail window at start
+   * (default: none when watching — the head block and the tail window only, the rest is searched in
+   * the background, roots first; unbounded for a one-shot read, which has no background).
+   */
+  startScanBytes?: number;
+  /** The background search's pace, bytes per second (default 64 MiB/s). */
+  deepScanRate?: number;
 }
+
+/** Work done before the initial load yields to the event loop (a key press waits at most this long). */
+const SLICE_MS = 8;
+/** Progress events (and so renders) during the initial load: at most one per this long. */
+const PROGRESS_MS = 100;
+/** The adaptive sweep: at least this often … */
+const SWEEP_MIN_MS = 5_000;
+/** … at most this long apart … */
+const SWEEP_MAX_MS = 10 * 60_000;
+/** … and a walk may cost at most 1/SWEEP_COST of the time between walks. */
+const SWEEP_COST = 1_000;
+/** Files changed this recently are re-checked (stat) every SWEEP_MIN_MS between full sweeps. */
+const ACTIVE_MS = 15 * 60_000;
+/** What the background search reads per step. */
+const DEEP_SCAN_STEP = 4 * 1024 * 1024;
+/** The session cache is written at most this often while things change. */
+const CACHE_SAVE_MS = 30_000;
+/** Bumped when what a cache entry means changes (with session-cache's own format number). */
+const CACHE_WRITER = 'session-file/1';
 
 /** How long a checkpoint may stay unparseable (a non-atomic writer mid-write) before it is an error. */
 const CHECKPOINT_GRACE_MS = 2_000;
@@ -86,7 +123,7 @@ export class HomeReader {
   /** When a small file was first seen unparseable, and its mtime then (a change restarts the grace). */
   private readonly invalidSince = new Map<string, { since: number; mtimeMs: number | null }>();
   /** The last record emitted per incident/lane-status/receipt file: an unchanged re-read is not news. */
-  private readonly lastEmitted = new Map<string, string>();
+  private readonly lastEmitted = new Map<string, unknown>();
   /** The warnings last sent per file (as JSON; '' for none), so an unchanged list is not resent. */
   private readonly shownWarnings = new Map<string, string>();
   /** Files whose last read failed (EACCES, …): every reconcile tries them again. */
@@ -106,6 +143,16 @@ export class HomeReader {
   private timers: NodeJS.Timeout[] = [];
   private stopped = false;
   private homeExists = false;
+  private cache: SessionCache<CachedSessionFile> | null = null;
+  /** Sessions whose cache entry is out of date. */
+  private readonly cacheDirty = new Set<string>();
+  private cacheSaving: Promise<void> | null = null;
+  private deepScanning: Promise<void> | null = null;
+  /** How long the last full walk took (ms), for the adaptive sweep interval. */
+  private walkMs = 0;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sliceStart = 0;
+  private lastProgressAt = -Infinity;
 
   constructor(options: HomeReaderOptions) {
     this.home = path.resolve(options.home);
@@ -121,16 +168,31 @@ export class HomeReader {
       pollMs: 1_000,
       watchFactory: createWatchBackend,
       incompleteGraceMs: 5_000,
+      cacheDir: null,
+      startScanBytes: options.watch === false ? Infinity : 0,
+      deepScanRate: 64 * 1024 * 1024,
       // An option passed as `undefined` keeps its default (a 0 ms poll would spin).
       ...(Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as HomeReaderOptions),
       polling: options.polling ?? /^(1|true)$/i.test(process.env.CHOKIDAR_USEPOLLING ?? ''),
     };
+    this.fixedSweep = options.reconcileMs !== undefined;
   }
+
+  /** `reconcileMs` was given: sweep at that fixed interval (else adaptive). */
+  private readonly fixedSweep: boolean;
 
   /** Reads the whole home once; resolves when every known file has been read. */
   async start(): Promise<void> {
+    this.sliceStart = performance.now();
     await this.loadSettings();
-    const walk = await walkHome(this.home);
+    if (this.opts.cacheDir) this.cache = await SessionCache.open<CachedSessionFile>(this.opts.cacheDir, this.home, CACHE_WRITER);
+    // Watch each directory just before the walk lists it (A5): whatever appears or changes after
+    // that is hinted, so no second walk is needed to close a gap.
+    if (this.opts.watch) this.startWatcher([]);
+    const walkStart = performance.now();
+    const walk = await walkHome(this.home, { onDir: (dir, ino) => this.backend?.addDir(dir, ino) });
+    this.walkMs = performance.now() - walkStart;
+    this.syncWatches(walk.dirs);
     this.homeExists = walk.homeExists;
     if (!walk.homeExists) {
       this.push({ type: 'warnings', file: this.home, warnings: [{ file: this.home, line: null, message: `waiting for ${this.home} (it does not exist yet)`, severity: 'warning' }] });
@@ -139,46 +201,155 @@ export class HomeReader {
 
     // Small files first (checkpoints show live requests even before any session tail is read).
     const byKind = (k: ArtifactKind) => walk.files.filter((f) => f.kind === k);
-    for (const f of byKind('checkpoint')) await this.readOne(f.file, 'checkpoint', f);
+    for (const f of byKind('checkpoint')) {
+      await this.readOne(f.file, 'checkpoint', f);
+      await this.breathe();
+    }
     const sessions = byKind('session').sort((a, b) => b.mtimeMs - a.mtimeMs);
     // The list first: every session appears (from its path) before any tail is read.
     for (const f of sessions) this.known.set(f.file, { kind: 'session', size: -1, mtimeMs: -1, ino: f.ino });
     this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
     this.flush();
+    this.lastProgressAt = performance.now();
 
-    // Watch before reading the tails: an append made while we read is then always hinted (A5).
-    if (this.opts.watch) this.startWatcher(walk.dirs);
+    this.cache?.retain(new Set(sessions.map((f) => f.file)));
 
     let read = 0;
     for (const f of sessions) {
       if (this.stopped) return;
       await this.readOne(f.file, 'session', f);
       read++;
-      if (read % this.opts.sliceSize === 0) {
+      if (performance.now() - this.lastProgressAt >= PROGRESS_MS) {
+        this.lastProgressAt = performance.now();
         this.push({ type: 'progress', home: this.home, read, total: sessions.length, done: false });
         this.flush();
-        await new Promise<void>((r) => setImmediate(r));
       }
+      await this.breathe();
     }
     for (const kind of ['incident', 'lane-status', 'receipt', 'journal', 'ack'] as const) {
-      for (const f of byKind(kind)) await this.readOne(f.file, kind, f);
+      for (const f of byKind(kind)) {
+        await this.readOne(f.file, kind, f);
+        await this.breathe();
+      }
     }
     this.push({ type: 'progress', home: this.home, read, total: sessions.length, done: true });
     await this.probe();
     this.flush();
 
     if (this.opts.watch && !this.stopped) {
-      // Files created between the walk and the watches being set (A5): one sweep closes the gap.
-      await this.reconcile();
-      this.every(this.opts.reconcileMs, () => this.reconcile());
+      // A backstop sweep at once for the fixed interval (tests rely on it); the watches were set
+      // before each directory was listed, so the adaptive sweep waits its time.
+      if (this.fixedSweep) await this.reconcile();
+      if (this.fixedSweep) this.every(this.opts.reconcileMs, () => this.reconcile());
+      else {
+        this.scheduleSweep();
+        this.every(SWEEP_MIN_MS, () => this.recheckActive());
+      }
       this.every(this.opts.probeMs, () => this.probe());
+      // Remember what was read, then search the long files' middles in the background.
+      this.deepScanning = this.saveCache().then(() => this.deepScan());
+      if (this.cache) this.every(CACHE_SAVE_MS, () => this.saveCache());
+    } else {
+      await this.saveCache();
     }
+  }
+
+  /** Yields to the event loop once SLICE_MS of work has been done since the last yield. */
+  private async breathe(): Promise<void> {
+    if (performance.now() - this.sliceStart < SLICE_MS) return;
+    await new Promise<void>((r) => setImmediate(r));
+    this.sliceStart = performance.now();
+  }
+
+  /** The next full sweep, far enough away that sweeping costs under 1/SWEEP_COST of a core. */
+  private scheduleSweep(): void {
+    if (this.stopped) return;
+    const wait = Math.min(SWEEP_MAX_MS, Math.max(SWEEP_MIN_MS, this.walkMs * SWEEP_COST));
+    this.sweepTimer = setTimeout(() => {
+      this.sweepTimer = null;
+      void this.reconcile().finally(() => this.scheduleSweep());
+    }, wait);
+    this.sweepTimer.unref();
+  }
+
+  /**
+   * Between full sweeps: stat the files that changed recently (and those whose read failed), the
+   * ones a missed event would matter for. A few dozen stats, not a walk of the whole home.
+   */
+  private async recheckActive(): Promise<void> {
+    if (this.stopped) return;
+    const recent = this.opts.now() - ACTIVE_MS;
+    for (const [file, k] of this.known) {
+      if (k.size < 0 || (k.mtimeMs < recent && !this.failing.has(file))) continue;
+      let st: import('node:fs').Stats | undefined;
+      try {
+        st = statSync(file, { throwIfNoEntry: false });
+      } catch {
+        st = undefined;
+      }
+      if (!st || st.size !== k.size || st.mtimeMs !== k.mtimeMs || st.ino !== k.ino || this.failing.has(file)) {
+        if (st) this.known.set(file, { kind: k.kind, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+        if (!this.dirty.has(file)) this.dirty.set(file, false);
+      }
+    }
+    if (this.dirty.size > 0) await this.drain();
+  }
+
+  /**
+   * Searches the long session files before their tail windows for the state entries the start
+   * did not find (roots first, newest first), at `deepScanRate`, then remembers the results: a
+   * one-time cost per file, as the cache keeps where they were found.
+   */
+  private async deepScan(): Promise<void> {
+    const role = (r: SessionFileReader) => (r.facts().role === 'root' ? 0 : 1);
+    const order = [...this.sessions.entries()]
+      .filter(([, r]) => r.unsearchedBytes() > 0)
+      .sort(([a, ra], [b, rb]) => role(ra) - role(rb) || (this.known.get(b)?.mtimeMs ?? 0) - (this.known.get(a)?.mtimeMs ?? 0));
+    for (const [file, reader] of order) {
+      while (!this.stopped && this.sessions.get(file) === reader && reader.unsearchedBytes() > 0) {
+        const t0 = performance.now();
+        const r = await reader.deepen(DEEP_SCAN_STEP);
+        if (this.stopped || this.sessions.get(file) !== reader) break;
+        this.cacheDirty.add(file);
+        if (r.changed) {
+          this.push({ type: 'session-file', facts: r.facts });
+          this.scheduleFlush();
+        }
+        const pause = (r.bytesRead / this.opts.deepScanRate) * 1000 - (performance.now() - t0);
+        await new Promise<void>((res) => setTimeout(res, Math.max(1, pause)).unref());
+      }
+      if (this.stopped) return;
+    }
+    await this.saveCache();
+  }
+
+  /** Writes the cache entries of the sessions that changed since the last save. Never throws. */
+  private saveCache(): Promise<void> {
+    const cache = this.cache;
+    if (!cache) return Promise.resolve();
+    if (this.cacheSaving) return this.cacheSaving;
+    this.cacheSaving = (async () => {
+      for (const file of [...this.cacheDirty]) {
+        this.cacheDirty.delete(file);
+        const reader = this.sessions.get(file);
+        const entry = reader ? await reader.cacheEntry().catch(() => null) : null;
+        if (entry) cache.set(file, entry);
+        else cache.delete(file);
+        await this.breathe();
+      }
+      await cache.save();
+    })().finally(() => {
+      this.cacheSaving = null;
+    });
+    return this.cacheSaving;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
     for (const t of this.incompleteTimers.values()) clearTimeout(t);
     this.incompleteTimers.clear();
     if (this.reconcileKick) clearTimeout(this.reconcileKick);
@@ -188,6 +359,8 @@ export class HomeReader {
     this.backend?.close();
     this.backend = null;
     await this.working;
+    await this.deepScanning;
+    await this.saveCache();
     this.flush();
   }
 
@@ -402,14 +575,25 @@ export class HomeReader {
     let reader = this.sessions.get(file);
     if (!reader) {
       if (!parseSessionPath(this.home, file)) return;
-      reader = new SessionFileReader(this.home, file, { now: this.opts.now, counter: this.opts.counter, incompleteGraceMs: this.opts.incompleteGraceMs });
+      const cached = this.cache?.get(file);
+      reader = new SessionFileReader(this.home, file, {
+        now: this.opts.now,
+        counter: this.opts.counter,
+        incompleteGraceMs: this.opts.incompleteGraceMs,
+        scanMaxBytes: this.opts.startScanBytes,
+        ...(cached ? { cached } : {}),
+      });
       this.sessions.set(file, reader);
     }
     const r = await reader.update();
     if (r.gone) {
       this.sessions.delete(file);
+      this.cacheDirty.delete(file);
+      this.cache?.delete(file);
       return this.forget(file, { type: 'session-file-removed', file });
     }
+    // A file resumed from the cache with nothing appended: its entry is still right.
+    if (r.fromCache ? r.bytesRead > 0 : r.changed) this.cacheDirty.add(file);
     if (r.changed) this.push({ type: 'session-file', facts: r.facts });
     this.push({ type: 'warnings', file, warnings: r.warnings });
     if (r.error !== null) this.failing.add(file);
@@ -485,12 +669,11 @@ export class HomeReader {
     else this.failing.delete(file);
   }
 
-  /** False when `record` is what this file said last time. */
+  /** False when `record` is what this file said last time (compared as JSON only on a re-read). */
   private isNews(file: string, record: unknown): boolean {
-    const text = JSON.stringify(record);
-    if (this.lastEmitted.get(file) === text) return false;
-    this.lastEmitted.set(file, text);
-    return true;
+    const had = this.lastEmitted.get(file);
+    this.lastEmitted.set(file, record);
+    return had === undefined || JSON.stringify(had) !== JSON.stringify(record);
   }
 
   /** A session whose last line is incomplete is looked at again when its grace runs out (A6). */
@@ -538,7 +721,9 @@ export class HomeReader {
   /** The backstop: a fresh walk; read what is new, changed or gone since we last looked. */
   private async reconcile(): Promise<void> {
     if (this.stopped) return;
+    const walkStart = performance.now();
     const walk = await walkHome(this.home);
+    this.walkMs = performance.now() - walkStart;
     if (walk.homeExists !== this.homeExists) {
       this.homeExists = walk.homeExists;
       this.push({

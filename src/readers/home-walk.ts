@@ -53,47 +53,70 @@ export interface WalkResult {
   homeExists: boolean;
 }
 
+/** Options of {@link walkHome}. */
+export interface WalkOptions {
+  /**
+   * Called with each directory (and its inode) just before it is listed, so a watch set there
+   * reports everything created after the listing: a walk and its watches leave no gap.
+   */
+  onDir?: (dir: string, ino: number) => void;
+}
+
 /** The directories a walk descends into, relative to the home; everything else is ignored. */
 const WALK_ROOTS = ['sessions', 'incidents', 'tmp/async-subagent-runs', 'loop-wait', 'loop-dash'];
 /** Watched but not walked: where a missing walk root will appear. */
 const WATCH_ONLY = ['tmp'];
-/** Stats per slice before the walk yields to the event loop. */
-const STAT_SLICE = 256;
+/** The walk yields to the event loop after this much work (it lists and stats synchronously). */
+const SLICE_MS = 8;
 
 /**
  * Lists and stats every artifact file. Symlinked directories are not followed (no loops); a
  * directory that cannot be read is reported once and skipped.
  */
-export async function walkHome(home: string): Promise<WalkResult> {
+export async function walkHome(home: string, opts: WalkOptions = {}): Promise<WalkResult> {
   const files: FoundFile[] = [];
   const dirs: { dir: string; ino: number }[] = [];
   const problems: { file: string; message: string }[] = [];
+  const onDir = opts.onDir ?? (() => undefined);
   try {
     const st = await fsp.stat(home);
     if (!st.isDirectory()) return { files, dirs, problems: [{ file: home, message: 'not a directory' }], homeExists: false };
+    onDir(home, st.ino);
     dirs.push({ dir: home, ino: st.ino });
   } catch {
     return { files, dirs, problems, homeExists: false };
   }
   for (const rel of WATCH_ONLY) {
     const st = await statOrNull(path.join(home, rel));
-    if (st?.isDirectory()) dirs.push({ dir: path.join(home, rel), ino: st.ino });
+    if (st?.isDirectory()) {
+      onDir(path.join(home, rel), st.ino);
+      dirs.push({ dir: path.join(home, rel), ino: st.ino });
+    }
   }
-  let statted = 0;
   for (const f of [homePaths(home).settings, homePaths(home).models]) {
     const st = await statOrNull(f);
     if (st?.isFile()) files.push({ kind: 'settings', file: f, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
   }
+  // Synchronous listing and stats cost a few µs each, the asynchronous ones several times more
+  // (a round through the thread pool); time slices keep the event loop free.
+  let sliceStart = performance.now();
+  const breathe = async (): Promise<void> => {
+    if (performance.now() - sliceStart < SLICE_MS) return;
+    await new Promise<void>((r) => setImmediate(r));
+    sliceStart = performance.now();
+  };
   const walkDir = async (dir: string, depth: number): Promise<void> => {
+    // Watched before it is listed: a file created after the listing is then always reported.
+    const own = statSyncOrNull(dir);
+    if (own?.isDirectory()) onDir(dir, own.ino);
     let entries;
     try {
-      entries = await fsp.readdir(dir, { withFileTypes: true });
+      entries = fs.readdirSync(dir, { withFileTypes: true });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') problems.push({ file: dir, message: `cannot read directory (${code ?? String(err)})` });
       return;
     }
-    const own = statSyncOrNull(dir);
     if (own) dirs.push({ dir, ino: own.ino });
     const subdirs: string[] = [];
     for (const e of entries) {
@@ -103,10 +126,9 @@ export async function walkHome(home: string): Promise<WalkResult> {
       } else if (e.isFile()) {
         const kind = classifyPath(home, full);
         if (!kind) continue;
-        // A sync stat costs a few µs, an async one several times more; slices keep the loop free.
         const st = statSyncOrNull(full);
         if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
-        if (++statted % STAT_SLICE === 0) await new Promise<void>((r) => setImmediate(r));
+        await breathe();
       } else if (e.isSymbolicLink()) {
         // Not followed: a symlink loop must not make the walk endless.
         const target = await fsp.stat(full).catch(() => null);
@@ -117,6 +139,7 @@ export async function walkHome(home: string): Promise<WalkResult> {
         } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
       }
     }
+    await breathe();
     for (const sub of subdirs) await walkDir(sub, depth + 1);
   };
   for (const r of WALK_ROOTS) await walkDir(path.join(home, r), 0);

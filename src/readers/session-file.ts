@@ -1,36 +1,57 @@
 /**
- * Follows one pi session file (SPEC §3.1) without ever reading it whole on a change: the header,
- * a tail window, the last loop-pi state entries before the window found once by a backward scan,
- * then only appended bytes. Bad lines become warnings; the lines around them still fold.
+ * Follows one pi session file (SPEC §3.1) without ever reading it whole on a change: the header
+ * and the first entries (a small head block), a tail window, the last loop-pi state entries before
+ * the window found by a bounded backward scan (the rest of the search continues in the background,
+ * `deepen`), then only appended bytes. What was found is remembered between runs (session-cache.ts),
+ * so a restart reads only what was appended since. Bad lines become warnings; the lines around
+ * them still fold.
+ *
+ * The facts are kept in two parts: `base` (the header and the state entries found before the
+ * window, oldest first) and `tail` (the window and everything appended since); a value in `tail`
+ * is newer than any in `base`, so the facts shown are the tail's, falling back to the base's.
  */
-import { open } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import type { SessionFileFacts, Warning } from '../model/types.js';
 import { DEFAULT_MAX_LINE_BYTES, type AssembledLine } from './line-assembler.js';
 import { parseJsonText } from './json-text.js';
-import { readAt, type ReadCounter } from './read-counter.js';
+import { READ_FLAGS, readAt, type ReadCounter } from './read-counter.js';
 import {
   emptySessionFacts,
   foldSessionEntry,
+  HISTORY_LIMIT,
   parseSessionEntry,
   type SessionEntry,
 } from './session-entry.js';
 import { parseSessionPath, type SessionPathInfo } from './session-path.js';
-import { FileTailer, HEAD_FINGERPRINT_BYTES, scanBackward, type FileIdentity, type TailReset } from './tailer.js';
+import { FileTailer, HEAD_FINGERPRINT_BYTES, scanBackward, type FileIdentity, type TailReset, type TailResult } from './tailer.js';
 
-/** 256 KiB: how much of a large file's end is read at start. */
-export const DEFAULT_TAIL_WINDOW_BYTES = 256 * 1024;
+/** 32 KiB: how much of a large file's end is read at start (the last few entries). */
+export const DEFAULT_TAIL_WINDOW_BYTES = 32 * 1024;
+/** A window with no complete line (one huge last entry) is read again this much larger, up to the cap. */
+const TAIL_WINDOW_GROWTH = 4;
+/** 256 KiB: the largest tail window. */
+export const MAX_TAIL_WINDOW_BYTES = 256 * 1024;
+/** 8 KiB: the head block; pi writes the model, thinking level and session name right after the header. */
+export const DEFAULT_HEAD_BYTES = 8 * 1024;
 
 /** Options of a `SessionFileReader`. */
 export interface SessionFileReaderOptions {
   tailWindowBytes?: number;
+  /** How much of the file's start is read with the header (default 8 KiB). */
+  headBytes?: number;
   maxLineBytes?: number;
   counter?: ReadCounter;
   now: () => number;
-  /** Bound on the one-time backward scan before the window (default: no bound). */
+  /**
+   * Bound on the backward scan for state entries before the window at start (default: no bound).
+   * What it leaves unsearched is searched later by `deepen`.
+   */
   scanMaxBytes?: number;
   chunkBytes?: number;
   /** How long the last line may stay without its newline before a warning says so (default 5 s). */
   incompleteGraceMs?: number;
+  /** What an earlier run remembered of this file: used when the file is the same file, only longer. */
+  cached?: CachedSessionFile;
 }
 
 /** A writer killed mid-line leaves a torn last line; past this it is flagged (RELIABILITY A6). */
@@ -55,6 +76,8 @@ export interface SessionFileUpdate {
   gone: boolean;
   /** A read failure that lasts (e.g. EACCES); it stays in `warnings` until a read succeeds. */
   error: string | null;
+  /** Started from what an earlier run remembered (only the bytes appended since were read). */
+  fromCache?: boolean;
 }
 
 /** Bad-line warnings kept per file; older ones are counted, not kept. */
@@ -76,19 +99,67 @@ const STATE_PROBES: { needle: string; matches: (e: SessionEntry) => boolean; cov
   { needle: '"role":"assistant"', matches: (e) => e.type === 'assistant' },
 ];
 
+/** A state entry found before the tail: the newest of its kind there, and where it sits. */
+export interface StateHit {
+  needle: string;
+  offset: number;
+  entry: SessionEntry;
+}
+
+/** Where the search before the tail stands: `[floor, tail)` is searched; `[headEnd, floor)` is not yet. */
+export interface ScanState {
+  headEnd: number;
+  floor: number;
+  /** Needles whose newest occurrence before the tail is not known yet. */
+  unresolved: string[];
+}
+
+/** What a reader remembers of a file between runs (see session-cache.ts). Plain JSON. */
+export interface CachedSessionFile {
+  v: 1;
+  dev: string;
+  ino: string;
+  /** Base64 of the file's first bytes (up to 64): the same file, not rewritten. */
+  head: string;
+  /** Where reading resumes: a line start; every byte before it was consumed. */
+  end: number;
+  /** Base64 of the (up to 64) bytes before `end`: what was read is still there. */
+  endBytes: string;
+  /** The line number at `end`, when known. */
+  line: number | null;
+  /** Line 1, when it was read apart from the tail (a large file). */
+  header: SessionEntry | null;
+  hits: StateHit[];
+  scan: ScanState | null;
+  /** The facts of the tail (window and appends), without size, mtime and incomplete-since. */
+  tail: SessionFileFacts;
+  kept: Warning[];
+  dropped: number;
+}
+
 /** Nesting bound for a session line: far above what pi writes, far below what blocks the loop. */
 const SESSION_JSON_MAX_DEPTH = 256;
 /** Start attempts when the file changes identity while we open it. */
 const START_ATTEMPTS = 3;
-const HEAD_READ_BYTES = 1024;
 
 export class SessionFileReader {
   readonly home: string;
   readonly file: string;
   private readonly pathInfo: SessionPathInfo | null;
-  private readonly opts: Required<Omit<SessionFileReaderOptions, 'counter'>> & { counter: ReadCounter | undefined };
-  /** Facts with `lastEntryAt` from entries only (the mtime fallback is applied on output). */
+  private readonly opts: Required<Omit<SessionFileReaderOptions, 'counter' | 'cached'>> & { counter: ReadCounter | undefined };
+  private cached: CachedSessionFile | undefined;
+  /** Line 1 when read apart from the tail; null when the whole file is the tail. */
+  private header: SessionEntry | null = null;
+  private readonly hits = new Map<string, StateHit>();
+  private scan: ScanState | null = null;
+  /** Facts of `header` and `hits` (null when there are none). */
+  private base: SessionFileFacts | null = null;
+  /** Facts of the tail window and the appends, with size, mtime and incomplete-since. */
+  private tail: SessionFileFacts;
+  /** What is shown: `tail` over `base`. `lastEntryAt` from entries only (mtime fallback on output). */
   private state: SessionFileFacts;
+  /** Line number of the next line the tailer delivers, when known. */
+  private nextLine: number | null = null;
   private tailer: FileTailer | null = null;
   private lastError: string | null = null;
   private kept: Warning[] = [];
@@ -104,6 +175,7 @@ export class SessionFileReader {
     this.pathInfo = parseSessionPath(home, file);
     this.opts = {
       tailWindowBytes: opts.tailWindowBytes ?? DEFAULT_TAIL_WINDOW_BYTES,
+      headBytes: opts.headBytes ?? DEFAULT_HEAD_BYTES,
       maxLineBytes: opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
       counter: opts.counter,
       now: opts.now,
@@ -111,7 +183,9 @@ export class SessionFileReader {
       chunkBytes: opts.chunkBytes ?? 1024 * 1024,
       incompleteGraceMs: opts.incompleteGraceMs ?? DEFAULT_INCOMPLETE_GRACE_MS,
     };
-    this.state = emptySessionFacts(home, file, this.pathInfo);
+    this.cached = opts.cached;
+    this.tail = emptySessionFacts(home, file, this.pathInfo);
+    this.state = this.tail;
   }
 
   /** The current facts. */
@@ -121,7 +195,79 @@ export class SessionFileReader {
 
   /** Reads what is new. Calls are serialised; never throws. */
   update(): Promise<SessionFileUpdate> {
-    const run = this.chain.then(() => this.step());
+    return this.serial(() => this.step());
+  }
+
+  /** Bytes before the tail still to be searched for state entries (by `deepen`). */
+  unsearchedBytes(): number {
+    const s = this.scan;
+    return s && s.unresolved.length > 0 ? Math.max(0, s.floor - s.headEnd) : 0;
+  }
+
+  /**
+   * Searches up to `maxBytes` more of the file before the tail for the state entries not found
+   * yet (the start-up scan is bounded). Serialised with `update`; never throws.
+   */
+  deepen(maxBytes: number): Promise<{ bytesRead: number; changed: boolean; facts: SessionFileFacts }> {
+    return this.serial(async () => {
+      const s = this.scan;
+      if (!s || this.tailer === null || this.unsearchedBytes() === 0) return { bytesRead: 0, changed: false, facts: this.output() };
+      const r = await this.searchBefore(s.floor, s.headEnd, s.unresolved, maxBytes);
+      const found = r.hits.length > 0;
+      for (const h of r.hits) this.hits.set(h.needle, h);
+      if (r.error !== undefined) {
+        // Cannot search further (the file went, or shrank): the next poll deals with the file.
+        this.scan = null;
+      } else {
+        const unresolved = s.unresolved.filter((n) => !r.hits.some((h) => h.needle === n));
+        this.scan = { headEnd: s.headEnd, floor: r.floor, unresolved: r.floor > s.headEnd ? unresolved : [] };
+      }
+      if (found) this.rebuildBase();
+      return { bytesRead: r.bytesRead, changed: found, facts: this.output() };
+    });
+  }
+
+  /**
+   * What to remember of this file for the next run, or null when nothing useful is known (not
+   * read yet, or mid-reset). Reads the (up to 64) bytes before the resume point, counted as probes.
+   */
+  cacheEntry(): Promise<CachedSessionFile | null> {
+    return this.serial(async () => {
+      const t = this.tailer;
+      const id = t?.fileIdentity();
+      if (!t || !id || this.lastError !== null) return null;
+      const end = t.pending()?.offset ?? t.offset();
+      let endBytes: Buffer = Buffer.alloc(0);
+      if (end > 0) {
+        const from = Math.max(0, end - HEAD_FINGERPRINT_BYTES);
+        try {
+          endBytes = await readAt(this.file, from, end - from, this.opts.counter, 'probe');
+        } catch {
+          return null;
+        }
+        if (endBytes.length !== end - from) return null;
+      }
+      const { size: _s, mtimeMs: _m, incompleteSince: _i, ...tail } = this.tail;
+      return {
+        v: 1,
+        dev: String(id.dev),
+        ino: String(id.ino),
+        head: id.head.toString('base64'),
+        end,
+        endBytes: endBytes.toString('base64'),
+        line: this.nextLine,
+        header: this.header,
+        hits: [...this.hits.values()].map(compactHit),
+        scan: this.scan,
+        tail: { ...tail, size: 0, mtimeMs: 0, incompleteSince: null },
+        kept: this.kept,
+        dropped: this.dropped,
+      };
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn);
     this.chain = run.catch(() => undefined);
     return run;
   }
@@ -133,6 +279,7 @@ export class SessionFileReader {
     let bytesRead = 0;
     let gone = false;
     let started = false;
+    let fromCache = false;
     let error: string | null = null;
     try {
       if (this.tailer === null) {
@@ -140,6 +287,7 @@ export class SessionFileReader {
         bytesRead += s.bytesRead;
         gone = s.gone;
         started = !s.gone && s.error === null;
+        fromCache = s.fromCache;
         error = s.error;
       } else {
         const r = await this.tailer.poll();
@@ -150,8 +298,7 @@ export class SessionFileReader {
           this.kept = [];
           this.dropped = 0;
           fresh.push(resetWarning(this.file, r.reset));
-          this.state = emptySessionFacts(this.home, this.file, this.pathInfo);
-          this.tailer = null;
+          this.clear();
           const s = await this.start(fresh);
           bytesRead += s.bytesRead;
           gone = s.gone;
@@ -178,7 +325,22 @@ export class SessionFileReader {
     const newWarnings = error !== null && error !== errorBefore ? [...fresh, this.errorWarning(error)] : fresh;
     if (fresh.length > 0 || error !== errorBefore) this.current = null;
     const changed = started || this.state !== before;
-    return { facts: this.output(), warnings: this.warnings(), newWarnings, bytesRead, changed, gone, error };
+    const result: SessionFileUpdate = { facts: this.output(), warnings: this.warnings(), newWarnings, bytesRead, changed, gone, error };
+    if (fromCache) result.fromCache = true;
+    return result;
+  }
+
+  /** Forgets everything read (a reset: the file is another file now). */
+  private clear(): void {
+    this.header = null;
+    this.hits.clear();
+    this.scan = null;
+    this.base = null;
+    this.tail = emptySessionFacts(this.home, this.file, this.pathInfo);
+    this.state = this.tail;
+    this.nextLine = null;
+    this.tailer = null;
+    this.cached = undefined;
   }
 
   /** The current warnings; the same array until one is added or the error changes. */
@@ -216,157 +378,261 @@ export class SessionFileReader {
     return warn(this.file, null, undefined, `cannot read: ${error}`, 'error');
   }
 
-  /** Header, tail window, and (once) the last state entries before the window. */
-  private async start(warnings: Warning[]): Promise<{ bytesRead: number; gone: boolean; error: string | null }> {
+  /** From the cache when it still describes this file, else header, head, tail window and a scan. */
+  private async start(warnings: Warning[]): Promise<{ bytesRead: number; gone: boolean; error: string | null; fromCache: boolean }> {
+    const cached = this.cached;
+    this.cached = undefined;
+    if (cached) {
+      const r = await this.resume(cached, warnings);
+      if (r !== null) return { ...r, fromCache: true };
+      this.clear();
+      this.kept = [];
+      this.dropped = 0;
+    }
+    return { ...(await this.readFresh(warnings)), fromCache: false };
+  }
+
+  /**
+   * Picks up where an earlier run stopped: the same device and inode, the same first bytes, the
+   * same bytes before the resume point, and no shorter. Null when the file is not that file.
+   */
+  private async resume(c: CachedSessionFile, warnings: Warning[]): Promise<{ bytesRead: number; gone: boolean; error: string | null } | null> {
+    if (c.v !== 1) return null;
+    // One open: the tailer checks the identity, the head and the bytes before `end`, then reads on.
+    const tailer = new FileTailer(this.file, {
+      startOffset: c.end,
+      startLine: c.end === 0 ? 1 : c.line,
+      maxLineBytes: this.opts.maxLineBytes,
+      chunkBytes: this.opts.chunkBytes,
+      counter: this.opts.counter,
+      expectIdentity: { dev: BigInt(c.dev), ino: BigInt(c.ino), head: Buffer.from(c.head, 'base64') },
+      expectBefore: Buffer.from(c.endBytes, 'base64'),
+      rereadOnReset: false,
+    });
+    const r = await tailer.poll();
+    if (r.gone || r.reset !== null || r.error !== undefined) return null;
+    this.header = c.header;
+    for (const h of c.hits) this.hits.set(h.needle, h);
+    this.scan = c.scan;
+    this.kept = c.kept;
+    this.dropped = c.dropped;
+    this.nextLine = c.end === 0 ? 1 : c.line;
+    this.tail = { ...emptySessionFacts(this.home, this.file, this.pathInfo), ...c.tail, file: this.file, home: this.home, size: 0, mtimeMs: 0, incompleteSince: null };
+    this.rebuildBase();
+    this.tailer = tailer;
+    this.foldLines(r.lines, warnings);
+    this.track(r.size, r.mtimeMs, r.pending !== null);
+    return { bytesRead: r.bytesRead, gone: false, error: null };
+  }
+
+  /** Header and head block, tail window, and the last state entries before the window. */
+  private async readFresh(warnings: Warning[]): Promise<{ bytesRead: number; gone: boolean; error: string | null }> {
     let bytesRead = 0;
     for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
       const head = await this.readHead(warnings);
       if (head.kind === 'gone') return { bytesRead, gone: true, error: null };
       if (head.kind === 'error') return { bytesRead, gone: false, error: head.error };
       bytesRead += head.bytesRead;
-      const { size, headerEnd, identity } = head;
-      const windowStart = size <= this.opts.tailWindowBytes ? 0 : Math.max(headerEnd ?? 0, size - this.opts.tailWindowBytes);
-      const tailer = new FileTailer(this.file, {
-        startOffset: windowStart,
-        startLine: windowStart === 0 ? 1 : windowStart === headerEnd ? 2 : undefined,
-        maxLineBytes: this.opts.maxLineBytes,
-        chunkBytes: this.opts.chunkBytes,
-        counter: this.opts.counter,
-        expectIdentity: identity,
-        rereadOnReset: false,
-      });
-      const r = await tailer.poll();
+      const { size, headEnd, identity, whole } = head;
+      // A file not much larger than the window is read whole.
+      let window = this.opts.tailWindowBytes;
+      let tailer: FileTailer;
+      let r: TailResult;
+      for (;;) {
+        const windowStart = whole ? 0 : Math.max(headEnd ?? 0, size - window);
+        tailer = new FileTailer(this.file, {
+          startOffset: windowStart,
+          startLine: windowStart === 0 ? 1 : windowStart === headEnd ? head.headEndLine : undefined,
+          maxLineBytes: this.opts.maxLineBytes,
+          chunkBytes: this.opts.chunkBytes,
+          counter: this.opts.counter,
+          expectIdentity: identity,
+          rereadOnReset: false,
+        });
+        r = await tailer.poll();
+        if (r.gone || r.reset !== null) break;
+        bytesRead += r.bytesRead;
+        // One entry longer than the window: read a larger window (rare; those bytes are read twice).
+        if (r.lines.length > 0 || windowStart === (headEnd ?? 0) || window >= MAX_TAIL_WINDOW_BYTES) break;
+        window = Math.min(MAX_TAIL_WINDOW_BYTES, window * TAIL_WINDOW_GROWTH);
+      }
       if (r.gone) return { bytesRead, gone: true, error: null };
       if (r.reset !== null) continue; // changed while we opened it: start again, quietly
-      bytesRead += r.bytesRead;
       this.tailer = tailer;
-
-      let facts = emptySessionFacts(this.home, this.file, this.pathInfo);
-      // Line 1 is the header: from the head read for a large file, else the window's first line.
+      const windowStart = whole ? 0 : Math.max(headEnd ?? 0, size - window);
       const fromZero = windowStart === 0;
-      const headerLine = fromZero ? r.lines.find((l) => l.line === 1) : head.headerLine;
-      if (headerLine) {
-        const header = this.parseLine(headerLine, warnings);
-        if (header && header.type !== 'session') {
-          warnings.push(warn(this.file, 1, headerLine.offset, 'line 1 is not a session header', 'error'));
-        }
-        if (header) facts = foldSessionEntry(facts, header, { line: 1, offset: 0 });
-      }
-      const window = r.lines
-        .filter((line) => !(fromZero && line === headerLine))
-        .map((line) => ({ line, entry: this.parseLine(line, warnings) }));
 
-      if (windowStart > 0 && headerEnd !== null) {
+      const entries = r.lines.map((line) => ({ line, entry: this.parseLine(line, warnings) }));
+      if (fromZero) {
+        const headerLine = entries.find((e) => e.line.line === 1);
+        if (headerLine?.entry && headerLine.entry.type !== 'session') {
+          warnings.push(warn(this.file, 1, headerLine.line.offset, 'line 1 is not a session header', 'error'));
+        }
+      } else {
+        if (head.headerLine) {
+          const header = this.parseLine(head.headerLine, warnings);
+          if (header && header.type !== 'session') warnings.push(warn(this.file, 1, 0, 'line 1 is not a session header', 'error'));
+          this.header = header;
+        }
+        // The head block's state entries: the oldest of all; anything later wins over them.
+        for (const line of head.headLines) {
+          const probe = STATE_PROBES.find((p) => line.text.includes(p.needle));
+          if (!probe) continue;
+          const entry = parseText(line.text);
+          const matched = entry ? STATE_PROBES.find((p) => line.text.includes(p.needle) && p.matches(entry)) : undefined;
+          if (entry && matched) this.hits.set(matched.needle, { needle: matched.needle, offset: line.offset, entry });
+        }
         const cut = r.lines[0]?.offset ?? r.pending?.offset ?? tailer.offset();
-        const scanned = await this.scanBeforeWindow(window.map((w) => w.entry), cut, headerEnd, warnings);
-        bytesRead += scanned.bytesRead;
-        for (const s of scanned.entries) facts = foldSessionEntry(facts, s.entry, { line: null, offset: s.offset });
+        const wanted = wantedProbes(entries.map((e) => e.entry));
+        if (headEnd !== null && cut > headEnd && wanted.length > 0) {
+          const s = await this.searchBefore(cut, headEnd, wanted, this.opts.scanMaxBytes);
+          bytesRead += s.bytesRead;
+          if (s.error !== undefined) warnings.push(warn(this.file, null, cut, `backward scan stopped: ${s.error}`, 'warning'));
+          for (const h of s.hits) this.hits.set(h.needle, h);
+          const unresolved = wanted.filter((n) => !s.hits.some((h) => h.needle === n));
+          this.scan = s.error === undefined && s.floor > headEnd && unresolved.length > 0 ? { headEnd, floor: s.floor, unresolved } : null;
+        }
       }
-      for (const w of window) {
-        if (w.entry) facts = foldSessionEntry(facts, w.entry, w.line);
-      }
-      this.state = facts;
+      let facts = emptySessionFacts(this.home, this.file, this.pathInfo);
+      for (const e of entries) if (e.entry) facts = foldSessionEntry(facts, e.entry, e.line);
+      this.tail = facts;
+      this.nextLine = nextLineAfter(r.lines, windowStart === 0 ? 1 : windowStart === headEnd ? head.headEndLine : null);
+      this.rebuildBase();
       this.track(r.size, r.mtimeMs, r.pending !== null);
       return { bytesRead, gone: false, error: r.error ?? null };
     }
     return { bytesRead, gone: false, error: 'the file kept changing while it was opened' };
   }
 
-  /** Size, identity, and for a file larger than the window the header line and where it ends. */
+  /**
+   * Size and identity; for a file larger than window and head block together, also line 1 (the
+   * header), the complete lines of the head block after it, and where they end.
+   */
   private async readHead(warnings: Warning[]): Promise<
     | { kind: 'gone' }
     | { kind: 'error'; error: string }
-    | { kind: 'ok'; size: number; headerEnd: number | null; headerLine: AssembledLine | null; identity: FileIdentity | undefined; bytesRead: number }
+    | {
+        kind: 'ok';
+        size: number;
+        /** The file is small: read it whole, from 0. */
+        whole: boolean;
+        /** End of the head block's last complete line (null: no usable header line). */
+        headEnd: number | null;
+        /** Line number of the line at `headEnd`. */
+        headEndLine: number;
+        headerLine: AssembledLine | null;
+        headLines: AssembledLine[];
+        identity: FileIdentity | undefined;
+        bytesRead: number;
+      }
   > {
-    let handle;
+    // Synchronous calls on one descriptor: a few µs each for a file in the page cache.
+    let handle: number;
     try {
-      handle = await open(this.file, 'r');
+      handle = openSync(this.file, READ_FLAGS);
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'gone' };
       return { kind: 'error', error: errText(err) };
     }
     try {
-      const st = await handle.stat({ bigint: true });
+      const st = fstatSync(handle, { bigint: true });
       if (!st.isFile()) return { kind: 'error', error: 'not a regular file' };
       const size = Number(st.size);
-      if (size <= this.opts.tailWindowBytes) {
-        return { kind: 'ok', size, headerEnd: null, headerLine: null, identity: undefined, bytesRead: 0 };
+      if (size <= this.opts.tailWindowBytes + this.opts.headBytes) {
+        return { kind: 'ok', size, whole: true, headEnd: null, headEndLine: 1, headerLine: null, headLines: [], identity: undefined, bytesRead: 0 };
       }
-      // Read the first line only, growing the read until its LF (bounded by the line cap).
-      let buf = Buffer.alloc(0);
-      let lf = -1;
-      let length = HEAD_READ_BYTES;
+      // The head block; a header longer than it is read on, up to its LF (bounded by the line cap).
+      let buf = await readAt(handle, 0, this.opts.headBytes, this.opts.counter);
+      let lf = buf.indexOf(0x0a);
+      let length = this.opts.headBytes;
       while (lf < 0 && buf.length < size && buf.length <= this.opts.maxLineBytes) {
+        length = Math.min(length * 2, this.opts.chunkBytes);
         const more = await readAt(handle, buf.length, Math.min(length, size - buf.length), this.opts.counter);
         if (more.length === 0) break;
         const searchFrom = buf.length;
         buf = Buffer.concat([buf, more]);
         lf = buf.indexOf(0x0a, searchFrom);
-        length = Math.min(length * 2, this.opts.chunkBytes);
       }
       const identity: FileIdentity = { dev: st.dev, ino: st.ino, head: Buffer.from(buf.subarray(0, Math.min(HEAD_FINGERPRINT_BYTES, buf.length))) };
       if (lf < 0 || lf > this.opts.maxLineBytes) {
         warnings.push(warn(this.file, 1, 0, `line too long (over ${this.opts.maxLineBytes} bytes) at offset 0: no session header read`, 'error'));
-        return { kind: 'ok', size, headerEnd: null, headerLine: null, identity, bytesRead: buf.length };
+        return { kind: 'ok', size, whole: false, headEnd: null, headEndLine: 1, headerLine: null, headLines: [], identity, bytesRead: buf.length };
       }
-      let text = buf.subarray(0, lf);
-      if (text.length >= 3 && text[0] === 0xef && text[1] === 0xbb && text[2] === 0xbf) text = text.subarray(3);
-      if (text.length > 0 && text[text.length - 1] === 0x0d) text = text.subarray(0, text.length - 1);
-      const headerLine: AssembledLine = { text: text.toString('utf8'), offset: 0, line: 1 };
-      return { kind: 'ok', size, headerEnd: lf + 1, headerLine, identity, bytesRead: buf.length };
+      const headerLine: AssembledLine = { text: decodeLine(buf.subarray(0, lf), true), offset: 0, line: 1 };
+      // The complete lines after the header (a block that ends mid-line leaves that line to the scan).
+      const headLines: AssembledLine[] = [];
+      let at = lf + 1;
+      let lineNo = 2;
+      const last = buf.lastIndexOf(0x0a);
+      while (at <= last) {
+        const next = buf.indexOf(0x0a, at);
+        const text = decodeLine(buf.subarray(at, next), false);
+        if (text.trim() !== '') headLines.push({ text, offset: at, line: lineNo });
+        lineNo++;
+        at = next + 1;
+      }
+      // Never past the window: the window's lines are read by the tailer.
+      const headEnd = Math.min(at, size);
+      return { kind: 'ok', size, whole: false, headEnd, headEndLine: lineNo, headerLine, headLines, identity, bytesRead: buf.length };
     } catch (err) {
       return { kind: 'error', error: errText(err) };
     } finally {
-      await handle.close().catch(() => undefined);
+      try {
+        closeSync(handle);
+      } catch {
+        /* already closed */
+      }
     }
   }
 
-  /** Finds, once, the last entry of each state type the window does not contain. */
-  private async scanBeforeWindow(
-    windowEntries: (SessionEntry | null)[],
-    cut: number,
-    headerEnd: number,
-    warnings: Warning[],
-  ): Promise<{ entries: { offset: number; entry: SessionEntry }[]; bytesRead: number }> {
-    const present = new Set(windowEntries.filter((e): e is SessionEntry => e !== null).map((e) => e.type));
-    const wanted = STATE_PROBES.filter((p) => !windowEntries.some((e) => e !== null && p.matches(e)) && !(p.coveredBy && present.has(p.coveredBy)));
-    if (wanted.length === 0 || cut <= headerEnd) return { entries: [], bytesRead: 0 };
+  /**
+   * Searches `[to, from)` backwards (at most `maxBytes`) for the newest line of each needle that
+   * parses as its state entry. `floor`: everything from there up to `from` has been searched.
+   */
+  private async searchBefore(
+    from: number,
+    to: number,
+    needles: readonly string[],
+    maxBytes: number,
+  ): Promise<{ hits: StateHit[]; bytesRead: number; floor: number; error?: string }> {
     const accepted = new Map<string, SessionEntry>();
     const result = await scanBackward(this.file, {
-      from: cut,
-      to: headerEnd,
-      maxBytes: this.opts.scanMaxBytes,
+      from,
+      to,
+      maxBytes,
       chunkBytes: this.opts.chunkBytes,
       maxLineBytes: this.opts.maxLineBytes,
-      needles: wanted.map((p) => p.needle),
+      needles: [...needles],
       counter: this.opts.counter,
       accept: (needle, text) => {
-        const probe = wanted.find((p) => p.needle === needle);
+        const probe = STATE_PROBES.find((p) => p.needle === needle);
         const entry = parseText(text);
         if (!probe || !entry || !probe.matches(entry)) return false;
         accepted.set(needle, entry);
         return true;
       },
     });
-    if (result.error !== undefined) warnings.push(warn(this.file, null, cut, `backward scan stopped: ${result.error}`, 'warning'));
-    const entries: { offset: number; entry: SessionEntry }[] = [];
+    const hits: StateHit[] = [];
     for (const [needle, hit] of Object.entries(result.found)) {
       const entry = accepted.get(needle);
-      if (entry) entries.push({ offset: hit.offset, entry });
+      if (entry) hits.push({ needle, offset: hit.offset, entry });
     }
-    // Oldest first, so "last one wins" holds across types.
-    entries.sort((a, b) => a.offset - b.offset);
-    return { entries, bytesRead: result.bytesScanned };
+    const out: { hits: StateHit[]; bytesRead: number; floor: number; error?: string } = { hits, bytesRead: result.bytesScanned, floor: result.resumeAt };
+    if (result.error !== undefined) out.error = result.error;
+    return out;
   }
 
   private foldLines(lines: AssembledLine[], warnings: Warning[]): void {
-    let facts = this.state;
+    if (lines.length === 0) return;
+    let facts = this.tail;
     for (const line of lines) {
       const entry = this.parseLine(line, warnings);
       if (entry) facts = foldSessionEntry(facts, entry, line);
     }
-    this.state = facts;
+    const last = lines[lines.length - 1]!;
+    this.nextLine = last.line === null ? null : last.line + 1;
+    this.setTail(facts);
   }
 
   private parseLine(line: AssembledLine, warnings: Warning[]): SessionEntry | null {
@@ -392,11 +658,29 @@ export class SessionFileReader {
 
   /** Size, mtime and the incomplete-last-line clock; a new facts object only when one changed. */
   private track(size: number, mtimeMs: number, incomplete: boolean): void {
-    const s = this.state;
+    const s = this.tail;
     const incompleteSince = incomplete ? (s.incompleteSince ?? this.opts.now()) : null;
     if (s.size !== size || s.mtimeMs !== mtimeMs || s.incompleteSince !== incompleteSince) {
-      this.state = { ...s, size, mtimeMs, incompleteSince };
+      this.setTail({ ...s, size, mtimeMs, incompleteSince });
     }
+  }
+
+  private setTail(facts: SessionFileFacts): void {
+    this.tail = facts;
+    this.state = this.base === null ? facts : mergeFacts(this.base, facts);
+  }
+
+  /** Folds the header and the state entries before the tail (oldest first) into `base`. */
+  private rebuildBase(): void {
+    if (this.header === null && this.hits.size === 0) {
+      this.base = null;
+    } else {
+      let facts = emptySessionFacts(this.home, this.file, this.pathInfo);
+      if (this.header) facts = foldSessionEntry(facts, this.header, { line: 1, offset: 0 });
+      for (const h of [...this.hits.values()].sort((a, b) => a.offset - b.offset)) facts = foldSessionEntry(facts, h.entry, { line: null, offset: h.offset });
+      this.base = facts;
+    }
+    this.setTail(this.tail);
   }
 
   private output(): SessionFileFacts {
@@ -405,11 +689,59 @@ export class SessionFileReader {
   }
 }
 
+/** The probes the tail does not answer: a later entry of their kind (or one that covers it) is not there. */
+function wantedProbes(tail: (SessionEntry | null)[]): string[] {
+  const present = new Set(tail.filter((e): e is SessionEntry => e !== null).map((e) => e.type));
+  return STATE_PROBES.filter((p) => !tail.some((e) => e !== null && p.matches(e)) && !(p.coveredBy && present.has(p.coveredBy))).map((p) => p.needle);
+}
+
+/** `tail`'s values over `base`'s: everything in the tail is newer than anything before it. */
+function mergeFacts(base: SessionFileFacts, tail: SessionFileFacts): SessionFileFacts {
+  const lastEntryAt = base.lastEntryAt === null ? tail.lastEntryAt : tail.lastEntryAt === null ? base.lastEntryAt : Math.max(base.lastEntryAt, tail.lastEntryAt);
+  return {
+    ...tail,
+    sessionId: base.header ? base.sessionId : tail.sessionId,
+    header: tail.header ?? base.header,
+    name: tail.name ?? base.name,
+    model: tail.model ?? base.model,
+    thinking: tail.thinking ?? base.thinking,
+    lastEntryAt,
+    lastAssistant: tail.lastAssistant ?? base.lastAssistant,
+    continuation: tail.continuation ?? base.continuation,
+    waitState: tail.waitState ?? base.waitState,
+    dashControl: tail.dashControl ?? base.dashControl,
+    history: base.history.length === 0 ? tail.history : [...base.history, ...tail.history].slice(-HISTORY_LIMIT),
+  };
+}
+
+/** A hit as remembered: an assistant message keeps only what the facts use (not its content). */
+function compactHit(h: StateHit): StateHit {
+  if (h.entry.type !== 'assistant') return h;
+  const { role, provider, model, stopReason, errorMessage, usage, timestamp, loopPiRecovery } = h.entry.value;
+  const value = { role, provider, model, stopReason, errorMessage, usage: usage ? { output: usage.output } : usage, timestamp, loopPiRecovery };
+  return { ...h, entry: { ...h.entry, value: JSON.parse(JSON.stringify(value)) as typeof h.entry.value } };
+}
+
+/** Line number of the line after `lines` (complete or not), from the first line's number when known. */
+function nextLineAfter(lines: AssembledLine[], startLine: number | null): number | null {
+  const last = lines[lines.length - 1];
+  if (!last) return startLine;
+  return last.line === null ? null : last.line + 1;
+}
+
 function parseText(text: string): SessionEntry | null {
   const json = parseJsonText(text, SESSION_JSON_MAX_DEPTH);
   if (!json.ok) return null;
   const r = parseSessionEntry(json.value);
   return r.ok ? r.entry : null;
+}
+
+/** A line's bytes as text: no CR at the end, no BOM at the start of the file. */
+function decodeLine(buf: Buffer, atFileStart: boolean): string {
+  let b = buf;
+  if (atFileStart && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) b = b.subarray(3);
+  if (b.length > 0 && b[b.length - 1] === 0x0d) b = b.subarray(0, b.length - 1);
+  return b.toString('utf8');
 }
 
 /** Local `hh:mm:ss`, as the dashboard's clock shows times. */

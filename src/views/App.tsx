@@ -9,11 +9,16 @@ import type { ControlAction } from '../contract/control.js';
 import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
 import { buildSnapshot, type SessionView } from '../model/snapshot.js';
+import { mergeRemote } from '../remote/merge-remote.js';
+import type { RemoteFeedState } from '../remote/remote-feeds.js';
 import { observationsOf } from './activity.js';
 import { ErrorBoundary } from './error-boundary.js';
 import { readKeypresses } from './keymap.js';
+import { timing } from '../app/timing.js';
 import { ScreenView } from './line-view.js';
-import { buildScreen, type Screen } from './screen.js';
+import { nextFrameChange } from './next-change.js';
+import type { FrameSink } from './terminal-frame.js';
+import { buildScreen, type Screen, type ScreenLine } from './screen.js';
 import { useClock } from './use-clock.js';
 import { initialViewState, viewReducer, visibleRows, type KeyContext } from './view-state.js';
 
@@ -43,7 +48,23 @@ export interface AppProps {
   noColor?: boolean;
   /** The derived-bounds audit, computed in the background (SPEC §8). */
   audit?: AuditSource;
+  /** Other machines' `loop-dash serve` (`--remote`): read-only rows merged into the table. */
+  remote?: RemoteSource;
+  /**
+   * Draw frames straight to the terminal through this sink instead of Ink's renderer (the live
+   * dashboard, see terminal-frame.ts). Without it the frame is Ink output (tests read it there).
+   */
+  frame?: FrameSink;
 }
+
+/** Where the dashboard gets the `--remote` feeds from. */
+export interface RemoteSource {
+  get(): readonly RemoteFeedState[];
+  subscribe(listener: () => void): () => void;
+}
+
+const NO_FEEDS: readonly RemoteFeedState[] = [];
+const NO_REMOTE: RemoteSource = { get: () => NO_FEEDS, subscribe: () => () => undefined };
 
 /** Where the dashboard gets the bounds audit from (null until it has run). */
 export interface AuditSource {
@@ -79,7 +100,8 @@ export function App(props: AppProps) {
   );
 }
 
-function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT }: AppProps) {
+function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, frame }: AppProps) {
+  const renderStart = timing.enabled ? performance.now() : 0;
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
   const subscribe = useCallback((listener: () => void) => store.subscribe(listener), [store]);
@@ -89,15 +111,25 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
     useCallback((l: () => void) => audit.subscribe(l), [audit]),
     useCallback(() => audit.get(), [audit]),
   );
-  const now = useClock({ clock, tick });
+  // Set below from the frame being drawn: the clock sleeps while nothing on screen moves.
+  const wake = useRef<number | undefined>(undefined);
+  const now = useClock({ clock, tick, wakeAt: wake });
   const size = useTerminalSize(rows, columns);
   const [view, dispatch] = useReducer(viewReducer, undefined, initialViewState);
 
   // Memoised on (model version, now): a tick or a reader batch rebuilds it, a key press does not.
   // The tick snaps to the second; data that arrived since is newer than that instant, so a reader
   // batch re-reads the clock (never earlier than the tick) — no age of -0s, no countdown above its limit.
-  const snapshot = useMemo(() => buildSnapshot(model, Math.max(now, clock()), { host }), [model.version, now, host]);
+  const feeds = useSyncExternalStore(
+    useCallback((l: () => void) => remote.subscribe(l), [remote]),
+    useCallback(() => remote.get(), [remote]),
+  );
+  const snapshot = useMemo(() => {
+    const t = Math.max(now, clock());
+    return mergeRemote(buildSnapshot(model, t, { host }), feeds, t);
+  }, [model.version, now, host, feeds]);
   const treeRows = useMemo(() => visibleRows(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
+  wake.current = useMemo(() => nextFrameChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);
   const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits });
 
   // What a key needs, as of the latest render (Ink may deliver several keys before the next one).
@@ -106,9 +138,15 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
     keyCtx.current = { roots: snapshot.roots, incidents: snapshot.incidents, now, ...screen.sizes };
   });
 
+  const keysHandled = useRef(0);
+  if (timing.enabled) timing.rendered({ version: model.version, keys: keysHandled.current, roots: snapshot.roots.length, populated: model.progress.size > 0 && [...model.progress.values()].every((p) => p.done), renderMs: performance.now() - renderStart });
+
   const onInput = useCallback(
     (input: string, key: Key) => {
-      for (const press of readKeypresses(input, key, { readOnly })) dispatch({ type: 'key', press, ctx: keyCtx.current });
+      for (const press of readKeypresses(input, key, { readOnly })) {
+        keysHandled.current++;
+        dispatch({ type: 'key', press, ctx: keyCtx.current });
+      }
     },
     [readOnly],
   );
@@ -141,5 +179,18 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
     if (view.quit) exit();
   }, [view.quit, exit]);
 
+  if (frame) return <DirectScreen sink={frame} lines={screen.lines} width={size.columns} noColor={noColor} />;
   return <ScreenView lines={screen.lines} noColor={noColor} />;
+}
+
+/** Hands each committed frame to the sink; Ink itself draws nothing. */
+function DirectScreen({ sink, lines, width, noColor }: { sink: FrameSink; lines: readonly ScreenLine[]; width: number; noColor: boolean }) {
+  useLayoutEffect(() => {
+    sink.draw(
+      lines.map((l) => l.line),
+      width,
+      noColor,
+    );
+  });
+  return null;
 }

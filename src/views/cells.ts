@@ -15,11 +15,12 @@ export function urgency(remainingMs: number | null | undefined): Urgency {
   return 'ok';
 }
 
-/** Column ids, in display order. */
-export const COLUMNS = ['name', 'model', 'state', 'inactivity', 'absolute', 'first', 'episode', 'resume', 'armed', 'incidents', 'age'] as const;
+/** Column ids, in display order. `home` is shown only when several homes or machines are. */
+export const COLUMNS = ['home', 'name', 'model', 'state', 'inactivity', 'absolute', 'first', 'episode', 'resume', 'armed', 'incidents', 'age'] as const;
 export type ColumnId = (typeof COLUMNS)[number];
 
 export const COLUMN_TITLES: Record<ColumnId, string> = {
+  home: 'HOME',
   name: 'NAME',
   model: 'MODEL',
   state: 'STATE',
@@ -54,12 +55,16 @@ export function formatAge(ms: number | null): string {
 
 const FIRST_LABEL = { inactivity: 'inact', absolute: 'abs', episode: 'episode' } as const;
 
-/** `age` is the data age: the checkpoint's, or (prefixed `~`) the session file's last activity. */
-export function sessionCells(v: SessionView, now: number): Record<ColumnId, Cell> {
+/**
+ * `age` is the data age: the checkpoint's, or (prefixed `~`) the session file's last activity.
+ * `home` is the label given (empty: one home, or a lane row under its root).
+ */
+export function sessionCells(v: SessionView, now: number, homeLabel = ''): Record<ColumnId, Cell> {
   const c = v.clocks;
   const first = c.firstToFire;
   const firstRemaining = first === 'inactivity' ? c.inactivity?.remainingMs : first === 'absolute' ? c.absolute?.remainingMs : first === 'episode' ? c.episode?.remainingMs : null;
   return {
+    home: plain(homeLabel),
     name: plain(v.name),
     model: plain(v.model ?? '—'),
     state: plain(v.state + (v.source.stale ? ' (stale)' : '')),

@@ -77,6 +77,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
     ? `checkpoint ${formatAge(v.source.checkpointAgeMs)} old${v.source.stale ? ' (STALE: a live request refreshes it at least every 15 s)' : ''}`
     : `no checkpoint; session file last active ${v.lastActivityAt !== null ? formatRelative(v.lastActivityAt, now) : 'unknown'}`;
   lines.push(item(`data: ${dataAge}`));
+  if (v.remote) lines.push(item(`remote: from ${v.remote.host} (${v.remote.url}), fetched ${formatAge(now - v.remote.fetchedAt)} ago · read-only here; owner actions stay on ${v.remote.host}`));
   lines.push(item(`limits: inactivity ${formatDuration(v.limits.inactivityMs)} (${v.limits.source.inactivityMs}) · absolute ${formatDuration(v.limits.absoluteMs)} (${v.limits.source.absoluteMs}) · episode ${formatDuration(v.limits.episodeMs)} × ${v.limits.episodeMaxAttempts} attempts`));
 
   // Clocks.

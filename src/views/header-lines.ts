@@ -2,10 +2,11 @@
  * The lines above the table: homes and counts, the degraded-watching banner, and the loading
  * progress (so the first frame is never blank while sessions are still being read).
  */
-import type { Snapshot } from '../model/snapshot.js';
+import type { RemoteFeedStatus, Snapshot } from '../model/snapshot.js';
+import { formatAge } from './cells.js';
 import { plainLine, span, type Line } from './line.js';
 import { SORT_LABELS, type SortMode } from './session-rows.js';
-import { formatClockTime } from './time-format.js';
+import { formatClockMinute } from './time-format.js';
 import type { AuditResult } from '../model/audit.js';
 import { auditHeaderWarning } from './audit-lines.js';
 
@@ -31,11 +32,14 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
       if (v.state === 'lost') lost++;
     }
   }
-  const homes = s.homes.length === 0 ? 'no home yet' : s.homes.length === 1 ? s.homes[0]! : `${s.homes.length} homes`;
+  const remotes = s.remotes ?? [];
+  const homes =
+    (s.homes.length === 0 ? (remotes.length ? 'no local home' : 'no home yet') : s.homes.length === 1 ? s.homes[0]! : `${s.homes.length} homes`) +
+    (remotes.length ? ` + ${remotes.length} remote${remotes.length === 1 ? '' : 's'}` : '');
   const lines: Line[] = [
     [
       span('loop-dash', { bold: true }),
-      span(` ${formatClockTime(s.now, s.now)}  `),
+      span(` ${formatClockMinute(s.now)}  `),
       span(`${s.roots.length} root${s.roots.length === 1 ? '' : 's'} · ${lanes} lane${lanes === 1 ? '' : 's'} · ${live} live`),
       ...(lost ? [span(` · ${lost} lost`, { color: 'red' })] : []),
       span(` · ${s.incidents.length} incident${s.incidents.length === 1 ? '' : 's'}`, s.incidents.length ? { color: 'red' } : {}),
@@ -44,6 +48,8 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
       span(`  ${homes}`, { dim: true }),
     ],
   ];
+  for (const f of remotes.slice(0, MAX_REMOTE_LINES)) lines.push(remoteLine(f, s.now));
+  if (remotes.length > MAX_REMOTE_LINES) lines.push(plainLine(`+${remotes.length - MAX_REMOTE_LINES} more remotes`, { dim: true }));
   if (s.watchMode.mode !== 'native') {
     lines.push(plainLine(`⚠ file watching degraded - polling every 1 s${s.watchMode.detail ? ` (${s.watchMode.detail})` : ''}`, { color: 'yellow', bold: true }));
   }
@@ -61,4 +67,30 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
     lines.push(plainLine(sortText, { dim: true }));
   }
   return lines;
+}
+
+/** Remote feeds get a line each, up to this many. */
+const MAX_REMOTE_LINES = 3;
+
+/** One `--remote` feed: how old its rows are, and why when they are stale. */
+function remoteLine(f: RemoteFeedStatus, now: number): Line {
+  const where = `remote ${f.host}`;
+  const skew = f.skewMs !== null ? span(` · its clock is ${formatAge(Math.abs(f.skewMs))} ${f.skewMs > 0 ? 'ahead' : 'behind'}`, { color: 'yellow' }) : null;
+  if (f.fetchedAt === null) {
+    return [span(`⚠ ${where}: no data yet`, { color: 'red', bold: true }), span(` (${f.url}${f.error ? `: ${f.error}` : ''})`, { color: 'red' })];
+  }
+  const age = formatAge(now - f.fetchedAt);
+  if (f.stale || f.error) {
+    return [
+      span(`⚠ ${where}: rows are ${age} old`, { color: 'yellow', bold: true }),
+      span(f.error ? ` · last fetch failed: ${f.error}` : ' · no fresh answer', { color: 'yellow' }),
+      span(` (${f.url})`, { dim: true }),
+      ...(skew ? [skew] : []),
+    ];
+  }
+  return [
+    span(`${where}`, { color: 'cyan' }),
+    span(`: ${f.roots} root${f.roots === 1 ? '' : 's'} · fetched ${age} ago · read-only here${f.hidden ? ` · ${f.hidden} also read locally` : ''}`, { dim: true }),
+    ...(skew ? [skew] : []),
+  ];
 }

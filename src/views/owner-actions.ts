@@ -92,8 +92,17 @@ export function journalActions(journal: readonly JournalEntry[] | undefined, ses
   return [...byId.values()].sort((a, b) => a.requestedAt - b.requestedAt);
 }
 
-/** The confirmation dialog's words for an action on a session at `now`. */
-export function confirmText(action: ControlAction, v: SessionView, now: number): { title: string; facts: string[]; effect: string } {
+/** Why an owner action cannot be sent from here for this row, or null when it can. */
+export function refusalReason(v: Pick<SessionView, 'remote' | 'session'>): string | null {
+  if (!v.remote) return null;
+  return `This row is read from ${v.remote.host} (${v.remote.url}) and is read-only here: owner actions stay on the machine that owns the root, whose extension reads its own control directory. Run \`loop-dash\` or \`loop-dash abort|disarm|arm ${v.session}\` on ${v.remote.host}.`;
+}
+
+/**
+ * The confirmation dialog's words for an action on a session at `now`; `refused` is set when the
+ * action cannot be sent from here (a remote row) and the dialog only says why.
+ */
+export function confirmText(action: ControlAction, v: SessionView, now: number): { title: string; facts: string[]; effect: string; refused?: string } {
   const req = v.checkpoint?.request ?? null;
   const inFlight = !!req && (v.state === 'requesting' || v.state === 'tools' || v.checkpoint?.state === 'requesting' || v.checkpoint?.state === 'tools');
   const who = v.role === 'root' ? 'the root' : 'the lane';
@@ -106,6 +115,11 @@ export function confirmText(action: ControlAction, v: SessionView, now: number):
       : 'request  none in flight',
     `state    ${v.state}${v.armed === false ? ', disarmed' : v.armed === true ? ', armed' : ''}${v.held ? ', held' : ''}`,
   ];
+  const refused = refusalReason(v);
+  if (refused) {
+    facts.push(`machine  ${v.remote!.host} (remote, read-only here)`);
+    return { title: `Cannot ${action} ${v.name} from this machine`, facts, effect: refused, refused };
+  }
   if (v.state === 'lost' || v.state === 'ended') facts.push(`note     the session looks ${v.state === 'lost' ? 'lost (its process is gone)' : 'ended'}: nothing may be there to answer`);
   else if (!v.source.checkpoint) facts.push('note     no loop-dash checkpoint: the extension may not be loaded here, so nothing may answer');
   switch (action) {

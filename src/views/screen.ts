@@ -58,7 +58,8 @@ export function buildScreen(input: ScreenInput): Screen {
   const header = headerLines({ audits: input.audits ?? null, snapshot, sort: view.sort, filter: view.mode === 'main' ? view.filter : '', filterEditing: view.mode === 'main' && view.filterEditing, readOnly });
   const fullDialog = confirmDialogLines(input);
   const flash = fullDialog.length ? [] : flashLines(input);
-  const footer = fullDialog.length ? [plainLine('y confirm · any other key cancels', { bold: true })] : [footerLine({ readOnly }, width)];
+  const refusing = !!view.confirm?.captured.remote;
+  const footer = fullDialog.length ? [plainLine(refusing ? 'any key closes' : 'y confirm · any other key cancels', { bold: true })] : [footerLine({ readOnly }, width)];
   const fixed = flash.length + footer.length;
 
   // On a small terminal the dialog keeps its top (what and which session); then the header
@@ -137,7 +138,7 @@ function mainBody(input: ScreenInput, height: number, sizes: Screen['sizes']): S
     width,
     noColor: input.noColor,
     incidents: snapshot.incidents,
-    journal: input.model.journal.get(selected.home),
+    journal: selected.remote ? undefined : input.model.journal.get(selected.home),
     acks: input.model.acks,
     activity: view.activity.get(selected.session),
     local: localActions(view.pending),

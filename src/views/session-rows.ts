@@ -4,6 +4,7 @@
  */
 import { compareViews, type SessionView } from '../model/snapshot.js';
 import type { SessionState } from '../model/session-state.js';
+import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from './home-groups.js';
 
 /** Sort modes, in the order `s` cycles through them. */
 export const SORT_MODES = ['first-limit', 'name', 'state', 'activity'] as const;
@@ -56,13 +57,15 @@ export interface TreeRow {
   /** For a root: how many lanes it has (shown or not). */
   laneCount: number;
   collapsed: boolean;
+  /** The home's short label, on root rows when several homes (or machines) are shown. */
+  home?: string;
 }
 
-/** Does the session match the filter text (name, session id, model or state; case-insensitive)? */
+/** Does the session match the filter text (name, session id, model, state, or a remote row's host; case-insensitive)? */
 export function matchesFilter(v: SessionView, filter: string): boolean {
   const f = filter.trim().toLowerCase();
   if (!f) return true;
-  return [v.name, v.session, v.model ?? '', v.state, v.lane ?? ''].some((s) => s.toLowerCase().includes(f));
+  return [v.name, v.session, v.model ?? '', v.state, v.lane ?? '', v.remote?.host ?? ''].some((s) => s.toLowerCase().includes(f));
 }
 
 /**
@@ -72,14 +75,17 @@ export function matchesFilter(v: SessionView, filter: string): boolean {
  */
 export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; filter: string; collapsed: ReadonlySet<string> }): TreeRow[] {
   const cmp = comparator(opts.sort);
-  const sorted = opts.sort === 'first-limit' ? roots : [...roots].sort(cmp);
+  let sorted = opts.sort === 'first-limit' ? roots : [...roots].sort(cmp);
+  // Several homes or machines: rows grouped by home (sorted within each), each root labelled.
+  const labels = hasSeveralHomes(roots) ? homeLabels(roots) : null;
+  if (labels) sorted = groupByHome(sorted, labels);
   const rows: TreeRow[] = [];
   for (const root of sorted) {
     const rootMatches = matchesFilter(root, opts.filter);
     const lanes = (opts.sort === 'first-limit' ? root.lanes : [...root.lanes].sort(cmp)).filter((l) => rootMatches || matchesFilter(l, opts.filter));
     if (!rootMatches && lanes.length === 0) continue;
     const collapsed = opts.collapsed.has(root.session);
-    rows.push({ id: root.session, view: root, depth: 0, parent: null, last: false, laneCount: root.lanes.length, collapsed });
+    rows.push({ id: root.session, view: root, depth: 0, parent: null, last: false, laneCount: root.lanes.length, collapsed, ...(labels ? { home: labels.get(homeKey(root)) ?? root.home } : {}) });
     if (collapsed) continue;
     lanes.forEach((lane, i) => {
       rows.push({ id: lane.session, view: lane, depth: 1, parent: root.session, last: i === lanes.length - 1, laneCount: 0, collapsed: false });

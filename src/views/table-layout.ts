@@ -42,12 +42,12 @@ const GAP = 1;
 /** Abbreviate first (least loss of meaning first). */
 const COMPACT_ORDER: readonly ColumnId[] = ['model', 'resume', 'episode', 'first', 'armed', 'state'];
 /** Then drop, lowest priority first. Never dropped: name, state, inactivity, absolute, first, age. */
-export const DROP_ORDER: readonly ColumnId[] = ['model', 'incidents', 'armed', 'resume', 'episode'];
+export const DROP_ORDER: readonly ColumnId[] = ['model', 'incidents', 'armed', 'resume', 'episode', 'home'];
 /** Countdown columns keep a minimum width so they do not jitter as the seconds tick. */
 const MIN_WIDTH: Partial<Record<ColumnId, number>> = { inactivity: 7, absolute: 7, age: 4 };
-const MAX_WIDTH: Partial<Record<ColumnId, number>> = { name: 40, model: 28 };
+const MAX_WIDTH: Partial<Record<ColumnId, number>> = { name: 40, model: 28, home: 20 };
 /** How far the flexible columns may shrink before a column is dropped, and after. */
-const SHRINK_SOFT: Partial<Record<ColumnId, number>> = { name: 16, model: 12 };
+const SHRINK_SOFT: Partial<Record<ColumnId, number>> = { name: 16, model: 12, home: 8 };
 const SHRINK_HARD: Partial<Record<ColumnId, number>> = { name: 10 };
 const RIGHT_ALIGNED = new Set<ColumnId>(['inactivity', 'absolute', 'incidents', 'age']);
 
@@ -86,7 +86,7 @@ function shortModel(model: string): string {
 
 /** The cells of one tree row at `now`. */
 export function rowCells(row: TreeRow, now: number, noColor: boolean): RowCells {
-  const c = sessionCells(row.view, now);
+  const c = sessionCells(row.view, now, row.home ?? '');
   const v = row.view;
   const mark = (u: Urgency) => (noColor ? urgencyMarker(u) : '');
   const cell = (id: ColumnId, compact?: (t: string) => string): TableCell => {
@@ -95,7 +95,10 @@ export function rowCells(row: TreeRow, now: number, noColor: boolean): RowCells 
     return { text, compact: compact ? compact(sanitize(base.text)) + mark(base.urgency) : text, urgency: base.urgency, tone: URGENCY_TONE[base.urgency] };
   };
   const name = `${treePrefix(row)}${sanitize(c.name.text)}${collapsedSuffix(row)}`;
+  const home = sanitize(c.home.text);
   return {
+    // A remote row's machine in cyan: it is read-only here.
+    home: { text: home, compact: home, urgency: 'none', tone: row.view.remote ? 'cyan' : undefined, dim: !row.view.remote },
     name: { text: name, compact: name, urgency: 'none' },
     model: { text: sanitize(c.model.text), compact: shortModel(sanitize(c.model.text)), urgency: 'none', dim: true },
     state: {
@@ -130,7 +133,9 @@ export function layoutColumns(rows: readonly RowCells[], width: number): TableLa
     for (const r of rows) w = Math.max(w, displayWidth(compact ? r[id].compact : r[id].text));
     return Math.min(w, MAX_WIDTH[id] ?? Number.POSITIVE_INFINITY);
   };
-  let columns: LaidColumn[] = COLUMNS.map((id) => ({ id, width: natural(id, false), compact: false }));
+  // The home column only when some row has a home label (several homes or machines).
+  const shown = COLUMNS.filter((id) => id !== 'home' || rows.some((r) => r.home.text !== ''));
+  let columns: LaidColumn[] = shown.map((id) => ({ id, width: natural(id, false), compact: false }));
   const dropped: ColumnId[] = [];
   const avail = width - GUTTER;
   const total = () => columns.reduce((n, c) => n + c.width, 0) + GAP * Math.max(0, columns.length - 1);
@@ -151,6 +156,7 @@ export function layoutColumns(rows: readonly RowCells[], width: number): TableLa
   shrink(SHRINK_SOFT);
   for (const id of DROP_ORDER) {
     if (total() <= avail) break;
+    if (!columns.some((c) => c.id === id)) continue;
     columns = columns.filter((c) => c.id !== id);
     dropped.push(id);
   }

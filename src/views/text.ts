@@ -11,8 +11,14 @@ const ESCAPES =
 // Remaining C0/C1 controls, DEL, and bidirectional overrides that could reorder a row visually.
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
+/** Anything `sanitize` would change: controls (ESC among them), C1, bidi overrides. */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
 /** One line of plain printable text: escapes removed, tabs and newlines as spaces, controls dropped. */
 export function sanitize(text: string): string {
+  // Most text is already clean; one test is far cheaper than the four replacements (every frame
+  // sanitises every cell).
+  if (!UNSAFE.test(text)) return text;
   return text.replace(ESCAPES, '').replace(/\r/g, '').replace(/[\t\n]/g, ' ').replace(CONTROLS, '');
 }
 
@@ -78,8 +84,12 @@ function charWidth(cp: number): number {
   return isWide(cp) ? 2 : 1;
 }
 
+/** Printable ASCII only: one cell per character. */
+const ASCII = /^[\u0020-\u007e]*$/;
+
 /** Width in terminal cells of already sanitised text. */
 export function displayWidth(text: string): number {
+  if (ASCII.test(text)) return text.length;
   let w = 0;
   for (const ch of text) w += charWidth(ch.codePointAt(0)!);
   return w;
@@ -87,6 +97,7 @@ export function displayWidth(text: string): number {
 
 /** The longest prefix of `text` that fits in `width` cells (no marker). */
 export function takeWidth(text: string, width: number): string {
+  if (ASCII.test(text)) return text.length <= width ? text : text.slice(0, Math.max(0, width));
   let out = '';
   let w = 0;
   for (const ch of text) {

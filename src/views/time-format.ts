@@ -11,6 +11,15 @@ export function formatClockTime(at: number | null | undefined, now: number): str
   return Math.abs(at - now) > 20 * 3_600_000 ? `${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}` : time;
 }
 
+/**
+ * `HH:MM` local: the header's clock. Minutes only, so a screen where nothing else moves does not
+ * have to be redrawn every second (the countdowns show the seconds).
+ */
+export function formatClockMinute(at: number): string {
+  const d = new Date(at);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
 /** `in 4:00`, `4:00 ago`, or `—` for an unknown instant. */
 export function formatRelative(at: number | null | undefined, now: number): string {
   if (typeof at !== 'number' || !Number.isFinite(at)) return '—';

@@ -12,36 +12,63 @@ export interface ClockOptions {
   tick?: boolean;
   /** Tick period in ms (1000). */
   periodMs?: number;
+  /**
+   * The caller's latest "nothing on screen changes before" instant (epoch ms, see next-change.ts),
+   * set while rendering: the clock sleeps until then instead of waking at every boundary, and
+   * wakes sooner again as soon as a render asks for it.
+   */
+  wakeAt?: { current: number | undefined };
 }
 
-/** `now`, refreshed on every period boundary of the given clock. */
-export function useClock({ clock, tick = true, periodMs = 1000 }: ClockOptions): number {
+/** `now`, refreshed on every period boundary of the given clock (or at `wakeAt`, when later). */
+export function useClock({ clock, tick = true, periodMs = 1000, wakeAt }: ClockOptions): number {
   const [now, setNow] = useState(clock);
   const mounted = useRef(false);
+  const pending = useRef<{ timer: ReturnType<typeof setTimeout>; due: number } | null>(null);
+  const reschedule = useRef<(() => void) | null>(null);
+
+  /** When to wake: just after the next boundary, or just after `wakeAt` when that is later. */
+  const dueAfter = (t: number): number => {
+    const boundary = t + periodMs - (((t % periodMs) + periodMs) % periodMs) + 1;
+    const target = wakeAt?.current;
+    return target !== undefined && Number.isFinite(target) && target + 1 > boundary ? target + 1 : boundary;
+  };
 
   useEffect(() => {
     // A new clock (or ticking turned on/off) is read at once; the first mount already read it.
     if (mounted.current) setNow(clock());
     mounted.current = true;
     if (!tick) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     const schedule = () => {
       const t = clock();
-      // Wake just after the next boundary, so the value read there is already on the new second.
-      const wait = periodMs - (((t % periodMs) + periodMs) % periodMs) + 1;
-      timer = setTimeout(() => {
+      const due = dueAfter(t);
+      const timer = setTimeout(() => {
+        pending.current = null;
         // Snap to the boundary: a timer that fires late still shows the second it stands for.
         setNow(Math.floor(clock() / periodMs) * periodMs);
         schedule();
-      }, wait);
+      }, due - t);
       // A ticking display never keeps the process alive on its own.
       timer.unref?.();
+      pending.current = { timer, due };
+    };
+    reschedule.current = () => {
+      if (pending.current) clearTimeout(pending.current.timer);
+      schedule();
     };
     schedule();
     return () => {
-      if (timer) clearTimeout(timer);
+      if (pending.current) clearTimeout(pending.current.timer);
+      pending.current = null;
+      reschedule.current = null;
     };
   }, [clock, tick, periodMs]);
+
+  // After every render: a frame that now moves sooner (new data brought a countdown) wakes sooner.
+  useEffect(() => {
+    const p = pending.current;
+    if (p && dueAfter(clock()) < p.due - 1) reschedule.current?.();
+  });
 
   return now;
 }

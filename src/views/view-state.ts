@@ -320,6 +320,8 @@ function confirm(state: ViewState, ctx: KeyContext): ViewState {
   const c = state.confirm!;
   // Send what the dialog showed at the moment of `y` (the live row), else what it captured.
   const target = findSession(ctx.roots, c.session) ?? c.captured;
+  // A remote row is read-only: the dialog said why; `y` only closes it.
+  if (c.captured.remote || target.remote) return { ...state, confirm: null };
   const pending: PendingAction = {
     localId: state.nextLocalId,
     action: c.action,

@@ -1,0 +1,145 @@
+/**
+ * `loop-dash serve`: the headless exporter. The same readers and model as the dashboard (a live
+ * store), the metrics of `metrics.ts` and the routes of `server.ts`. Runs until SIGINT/SIGTERM.
+ */
+import os from 'node:os';
+import { createLiveStore, type LiveStore, type LiveStoreOptions } from '../app/live-store.js';
+import { buildSnapshot } from '../model/snapshot.js';
+import { statusJson } from '../model/status-json.js';
+import { createExporter, DEFAULT_GRACE_MS, type Exporter } from './metrics.js';
+import { DEFAULT_LISTEN, startHttpServer, type ListenAddress, type RunningServer } from './server.js';
+
+export interface ServeOptions {
+  homes: string[];
+  listen?: ListenAddress;
+  /** How long an ended session stays in the metrics (default 10 min). */
+  graceMs?: number;
+  polling?: boolean;
+  clock?: () => number;
+  /** This machine's host name (default `os.hostname()`). */
+  host?: string;
+  version: string;
+  /** prom-client's process/nodejs metrics (default true). */
+  defaultMetrics?: boolean;
+  /** Passed to the home readers (tests shorten intervals). */
+  storeOptions?: LiveStoreOptions;
+}
+
+/** A running exporter. */
+export interface ServeHandle {
+  url: string;
+  server: RunningServer;
+  store: LiveStore;
+  exporter: Exporter;
+  /** Resolves when every home has been read once. */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Binds first (so a port in use fails at once), then reads the homes in the background. */
+export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
+  const clock = opts.clock ?? (() => Date.now());
+  const host = opts.host ?? os.hostname();
+  const store = createLiveStore(opts.homes, { polling: !!opts.polling, host, ...opts.storeOptions });
+  const startedAt = clock();
+  let readSeconds: number | null = null;
+  let readError: string | null = null;
+  const exporter = createExporter({
+    getState: store.getState,
+    host,
+    clock,
+    graceMs: opts.graceMs ?? DEFAULT_GRACE_MS,
+    version: opts.version,
+    homes: opts.homes,
+    defaultMetrics: opts.defaultMetrics ?? true,
+    eventsSeen: () => store.eventsSeen,
+    initialReadSeconds: () => readSeconds,
+  });
+  const server = await startHttpServer(
+    {
+      metrics: async () => ({ contentType: exporter.contentType, body: await exporter.render() }),
+      status: () => ({
+        ...statusJson(buildSnapshot(store.getState(), clock(), { host })),
+        host,
+        generator: `loop-dash serve ${opts.version}`,
+      }),
+      health: () => {
+        const state = store.getState();
+        const ready = readSeconds !== null;
+        const degraded = state.watchMode.mode === 'degraded';
+        return {
+          ready,
+          body: {
+            status: !ready ? 'starting' : degraded ? 'degraded' : 'ok',
+            version: opts.version,
+            host,
+            homes: opts.homes,
+            watchMode: state.watchMode,
+            sessions: state.sessionFiles.size + state.checkpoints.size,
+            uptimeSeconds: (clock() - startedAt) / 1000,
+            ...(readError ? { readError } : {}),
+          },
+        };
+      },
+    },
+    opts.listen ?? DEFAULT_LISTEN,
+  );
+  const t0 = clock();
+  const ready = store.start().then(
+    () => {
+      readSeconds = (clock() - t0) / 1000;
+    },
+    (err: unknown) => {
+      readError = err instanceof Error ? err.message : String(err);
+      readSeconds = (clock() - t0) / 1000;
+    },
+  );
+  return {
+    url: server.url,
+    server,
+    store,
+    exporter,
+    ready,
+    async stop() {
+      await server.close();
+      await ready;
+      await store.stop();
+    },
+  };
+}
+
+export interface RunServeIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+/** The command: serve until SIGINT/SIGTERM; resolves to the exit code. */
+export async function runServe(opts: ServeOptions, io: RunServeIo): Promise<number> {
+  const listen = opts.listen ?? DEFAULT_LISTEN;
+  let handle: ServeHandle;
+  try {
+    handle = await startServe({ ...opts, listen });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    io.err(`loop-dash serve: cannot listen on ${listen.host}:${listen.port}: ${e.code ?? ''} ${e.message}\n`.replace(/: {2}/, ': '));
+    return 1;
+  }
+  if (!handle.server.loopback) {
+    io.err(
+      `loop-dash serve: warning: listening on ${handle.url}, not a loopback address: anyone who can reach it can read session names, working directories and models.\n`,
+    );
+  }
+  io.out(`loop-dash serve: listening on ${handle.url} (GET /metrics, /api/status, /healthz) for ${opts.homes.join(', ')}\n`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const on = (s: NodeJS.Signals) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(s);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+  await handle.stop();
+  io.err(`loop-dash serve: stopped (${signal})\n`);
+  return 0;
+}

@@ -1,0 +1,99 @@
+/**
+ * Several homes at once: rows grouped by home with a HOME column in the plain `status` table and
+ * in the TUI table, with short labels that tell the homes apart. Two generated homes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import path from 'node:path';
+import { loadSnapshot } from '../src/cli/load-snapshot.js';
+import { renderStatusTable } from '../src/cli/status-table.js';
+import { homeKey, homeLabels } from '../src/views/home-groups.js';
+import { lineText } from '../src/views/line.js';
+import { buildScreen } from '../src/views/screen.js';
+import { treeRows } from '../src/views/session-rows.js';
+import { initialViewState } from '../src/views/view-state.js';
+import { distinctHome } from './support/distinct-home.js';
+
+const run = promisify(execFile);
+const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
+const NOW = Date.UTC(2026, 10, 30, 14, 0, 0, 0);
+
+test('home labels: the shortest distinct path tail; host names once remote rows are shown', () => {
+  const v = (home: string, remoteHost?: string) => ({ home, ...(remoteHost ? { remote: { url: `http://${remoteHost}:9464/api/status`, host: remoteHost, fetchedAt: 0 } } : {}) });
+  const two = homeLabels([v('/tmp/a/laptop/home'), v('/tmp/b/studio/home')]);
+  assert.deepEqual([...two.values()], ['laptop/home', 'studio/home']);
+  const plain = homeLabels([v('/home/me/.pi/agent'), v('/home/me/.loop-pi')]);
+  assert.deepEqual([...plain.values()], ['agent', '.loop-pi']);
+  const mixed = homeLabels([v('/home/me/.pi/agent'), v('/home/me/.pi/agent', 'studio'), v('/srv/pi', 'build')]);
+  assert.deepEqual([...mixed.values()], ['local', 'studio', 'build']);
+  const twoOnOneHost = homeLabels([v('/a/x/home', 'studio'), v('/a/y/home', 'studio'), v('/home/me/.pi/agent')]);
+  assert.deepEqual([...twoOnOneHost.values()], ['studio:x/home', 'studio:y/home', 'local:.pi/agent']);
+});
+
+test('status with two homes: rows grouped by home, a HOME column with distinct labels, homes spelled out', async () => {
+  const a = await distinctHome('laptop', NOW);
+  const b = await distinctHome('studio', NOW);
+  const snap = await loadSnapshot([a.home, b.home], NOW);
+  const ids = new Set(snap.roots.flatMap((r) => [r.session, ...r.lanes.map((l) => l.session)]));
+  assert.equal(ids.size, a.sessions.length + b.sessions.length, 'every session of both homes is shown once');
+
+  const table = renderStatusTable(snap);
+  const lines = table.split('\n');
+  assert.match(lines[0]!, /^HOME +NAME +MODEL/);
+  const rootLines = lines.slice(1).filter((l) => /^(laptop|studio)\/home /.test(l));
+  assert.equal(rootLines.length, snap.roots.length, 'each root row carries its home label');
+  assert.ok(snap.roots.length >= 2 * a.sessions.filter((s) => s.role === 'root').length);
+  // Grouped: every laptop row comes before every studio row.
+  const firstStudio = lines.findIndex((l) => l.startsWith('studio/home '));
+  const lastLaptop = lines.map((l) => l.startsWith('laptop/home ')).lastIndexOf(true);
+  assert.ok(lastLaptop >= 0 && firstStudio > lastLaptop, table);
+  // Lanes sit under their root, with an empty HOME cell.
+  const lane = a.sessions.find((s) => s.role === 'lane' && s.name === 'api-refactor/L1')!;
+  const laneLine = lines.find((l) => l.includes('├ api-refactor/L1') || l.includes('└ api-refactor/L1'));
+  assert.ok(laneLine && /^ +[├└] /.test(laneLine), `lane row: ${laneLine}`);
+  assert.ok(lane);
+  assert.ok(table.includes(`home laptop/home: ${a.home}`));
+  assert.ok(table.includes(`home studio/home: ${b.home}`));
+
+  // One home: no HOME column (the table is as before).
+  const single = renderStatusTable(await loadSnapshot([a.home], NOW));
+  assert.match(single.split('\n')[0]!, /^NAME +MODEL/);
+
+  // The CLI prints the same grouping.
+  const { stdout } = await run(process.execPath, [BIN, 'status', '--now', new Date(NOW).toISOString(), '--home', a.home, '--home', b.home]);
+  assert.match(stdout.split('\n')[0]!, /^HOME +NAME/);
+  assert.ok(stdout.includes('studio/home '));
+});
+
+test('TUI with two homes: grouped tree rows, a HOME column on root rows, kept at 100 columns', async () => {
+  const a = await distinctHome('laptop', NOW);
+  const b = await distinctHome('studio', NOW);
+  const snap = await loadSnapshot([a.home, b.home], NOW);
+  const rows = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+  const keys = rows.filter((r) => r.depth === 0).map((r) => homeKey(r.view));
+  const boundary = keys.indexOf(b.home);
+  assert.ok(boundary > 0 && keys.slice(0, boundary).every((k) => k === a.home) && keys.slice(boundary).every((k) => k === b.home), 'grouped by home');
+  assert.ok(rows.filter((r) => r.depth === 0).every((r) => r.home === (homeKey(r.view) === a.home ? 'laptop/home' : 'studio/home')));
+  assert.ok(rows.filter((r) => r.depth === 1).every((r) => r.home === undefined));
+  // Within a group, the sort still holds (nearest limit first).
+  const sortedByName = treeRows(snap.roots, { sort: 'name', filter: '', collapsed: new Set() }).filter((r) => r.depth === 0 && homeKey(r.view) === a.home);
+  const names = sortedByName.map((r) => r.view.name);
+  assert.deepEqual(names, [...names].sort((x, y) => x.localeCompare(y)));
+
+  for (const width of [160, 100]) {
+    const screen = buildScreen({ snapshot: snap, model: { journal: new Map(), acks: new Map() }, view: initialViewState(), rows, width, height: 60, readOnly: false, noColor: true });
+    const text = screen.lines.map((l) => lineText(l.line));
+    const title = text.find((t) => /NAME/.test(t))!;
+    assert.match(title, /^ {2}HOME +NAME/, `width ${width}: ${title}`);
+    assert.ok(text.some((t) => /^ {2}\S*studio\S* /.test(t) || /^ {2}studio/.test(t)), `width ${width}: a studio row`);
+    assert.ok(text[0]!.includes('2 homes'));
+  }
+  // One home: no HOME column.
+  const one = await loadSnapshot([a.home], NOW);
+  const oneRows = treeRows(one.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+  assert.ok(oneRows.every((r) => r.home === undefined));
+  const screen = buildScreen({ snapshot: one, model: { journal: new Map(), acks: new Map() }, view: initialViewState(), rows: oneRows, width: 160, height: 60, readOnly: false, noColor: true });
+  assert.match(screen.lines.map((l) => lineText(l.line)).find((t) => /NAME/.test(t))!, /^ {2}NAME/);
+});

@@ -1,0 +1,206 @@
+/**
+ * `--remote`: one live store serves `/api/status` on loopback (`loop-dash serve`'s code); another
+ * reads it as remote rows. Countdowns are recomputed from the remote instants against the reading
+ * side's clock, owner actions are refused for remote rows (dialog, reducer and action port), and a
+ * feed that stops answering keeps its rows, marked stale, with the error in the header.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Key } from 'ink';
+import { actionPort } from '../src/app/run-dashboard.js';
+import { createLiveStore } from '../src/app/live-store.js';
+import { homePaths } from '../src/contract/paths.js';
+import { buildSnapshot, type SessionView } from '../src/model/snapshot.js';
+import { mergeRemote } from '../src/remote/merge-remote.js';
+import { createRemoteFeeds, fetchStatusDoc, statusUrl } from '../src/remote/remote-feeds.js';
+import { parseStatusDoc } from '../src/remote/status-doc.js';
+import { startServe } from '../src/serve/serve-command.js';
+import { readKeypress } from '../src/views/keymap.js';
+import { lineText } from '../src/views/line.js';
+import { confirmText } from '../src/views/owner-actions.js';
+import { buildScreen } from '../src/views/screen.js';
+import { treeRows } from '../src/views/session-rows.js';
+import { initialViewState, viewReducer, type KeyContext, type ViewState } from '../src/views/view-state.js';
+import { distinctHome } from './support/distinct-home.js';
+import { freeLoopbackPort } from './support/prometheus.js';
+
+const run = promisify(execFile);
+const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
+const HOST = os.hostname();
+/** The reading machine's clock runs 7 s ahead: the recomputed countdowns must follow it. */
+const AHEAD_MS = 7_000;
+
+function key(): Key {
+  const k: Record<string, boolean> = {};
+  for (const n of ['upArrow', 'downArrow', 'leftArrow', 'rightArrow', 'pageDown', 'pageUp', 'home', 'end', 'return', 'escape', 'ctrl', 'shift', 'tab', 'backspace', 'delete', 'meta', 'super', 'hyper', 'capsLock', 'numLock']) k[n] = false;
+  return k as unknown as Key;
+}
+
+const flat = (roots: readonly SessionView[]) => roots.flatMap((r) => [r, ...r.lanes]);
+
+test('remote rows: served by one live store, read by another; countdowns recomputed on the local clock; actions refused', async () => {
+  const now = Date.now();
+  const studio = await distinctHome('studio', now); // the other machine
+  const laptop = await distinctHome('laptop', now); // this one
+  const serve = await startServe({ homes: [studio.home], listen: { host: '127.0.0.1', port: 0 }, version: 't', defaultMetrics: false });
+  const local = createLiveStore([laptop.home], { reconcileMs: 60_000 });
+  try {
+    await Promise.all([serve.ready, local.start()]);
+    const clock = () => Date.now() + AHEAD_MS;
+    const u = statusUrl(serve.url);
+    assert.ok('url' in u);
+    assert.equal(u.url, `${serve.url}/api/status`, 'a base URL means its /api/status');
+    const feeds = createRemoteFeeds([u.url], { clock });
+    await feeds.refresh();
+    const [feed] = feeds.get();
+    assert.equal(feed!.error, null);
+    assert.ok(feed!.doc && feed!.fetchedAt !== null);
+    assert.ok(feed!.skewMs !== null && Math.abs(feed!.skewMs + AHEAD_MS) < 1_000, `the clock difference is noticed (${feed!.skewMs})`);
+
+    const localNow = clock() + 3_000; // rendered a while after the fetch
+    const merged = mergeRemote(buildSnapshot(local.getState(), localNow, { host: HOST }), feeds.get(), localNow);
+    const rows = flat(merged.roots);
+    const remoteRows = rows.filter((r) => r.remote);
+    assert.equal(remoteRows.length, studio.sessions.length, 'every session of the other machine is shown');
+    assert.equal(rows.length - remoteRows.length, laptop.sessions.length, 'and every local one');
+    assert.deepEqual(merged.remotes?.map((r) => ({ host: r.host, roots: r.roots, stale: r.stale, error: r.error })), [{ host: HOST, roots: merged.roots.filter((r) => r.remote).length, stale: false, error: null }]);
+
+    // The served document's remainingMs is as old as the fetch; ours are recomputed from `at`.
+    const doc = (await (await fetch(u.url)).json()) as { roots: { session: string; clocks: { inactivity: { remainingMs: number } | null } }[] };
+    for (const s of studio.sessions) {
+      const row = remoteRows.find((r) => r.session === s.session);
+      assert.ok(row, s.name);
+      assert.equal(row.remote?.url, u.url);
+      assert.equal(row.state, s.expect.state, `${s.name} state`);
+      assert.equal(row.clocks.inactivity?.remainingMs ?? null, s.expect.inactivityAt === null ? null : s.expect.inactivityAt - localNow, `${s.name} inactivity`);
+      assert.equal(row.clocks.absolute?.remainingMs ?? null, s.expect.absoluteAt === null ? null : s.expect.absoluteAt - localNow, `${s.name} absolute`);
+      assert.equal(row.clocks.episode?.remainingMs ?? null, s.expect.episode ? s.expect.episode.at - localNow : null, `${s.name} episode`);
+      assert.equal(row.clocks.episode?.attemptsLeft ?? null, s.expect.episode ? s.expect.episode.maxAttempts - s.expect.episode.attempts : null);
+      assert.equal(row.clocks.nextResume?.remainingMs ?? null, s.expect.nextResume ? s.expect.nextResume.at - localNow : null, `${s.name} resume`);
+      assert.equal(row.clocks.nextResume?.source ?? null, s.expect.nextResume?.source ?? null);
+      assert.equal(row.clocks.firstToFire, s.expect.firstToFire, `${s.name} first`);
+      const served = doc.roots.find((r) => r.session === s.session)?.clocks.inactivity?.remainingMs;
+      if (served !== undefined && row.clocks.inactivity) assert.ok(Math.abs(served - row.clocks.inactivity.remainingMs) >= AHEAD_MS, 'not the served remainingMs');
+    }
+    const lane = remoteRows.find((r) => r.role === 'lane' && r.name === 'api-refactor/L1')!;
+    assert.equal(lane.parent, studio.sessions.find((s) => s.name === 'api-refactor')!.session, 'lanes stay under their root');
+
+    // The TUI: a header line for the feed, grouped rows labelled local / <host>.
+    const view = initialViewState();
+    const tree = treeRows(merged.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+    const screen = buildScreen({ snapshot: merged, model: { journal: new Map(), acks: new Map() }, view, rows: tree, width: 160, height: 80, readOnly: false, noColor: true });
+    const text = screen.lines.map((l) => lineText(l.line));
+    assert.ok(text[0]!.includes('+ 1 remote'), text[0]);
+    assert.ok(text.some((t) => t.startsWith(`remote ${HOST}: ${merged.remotes![0]!.roots} roots · fetched 3s ago · read-only here`)), text.slice(0, 4).join('\n'));
+    assert.ok(tree.filter((r) => r.depth === 0 && !r.view.remote).every((r) => r.home === 'local'));
+    assert.ok(tree.filter((r) => r.depth === 0 && r.view.remote).every((r) => r.home === HOST));
+    const firstRemote = tree.findIndex((r) => r.view.remote);
+    assert.ok(firstRemote > 0 && tree.slice(firstRemote).every((r) => r.view.remote), 'remote rows grouped after the local ones');
+
+    // Owner actions: the dialog refuses and says why; `y` sends nothing; a local row still works.
+    const remoteRoot = merged.roots.find((r) => r.remote && r.name === 'api-refactor')!;
+    const ctx: KeyContext = { roots: merged.roots, incidents: merged.incidents, now: localNow, tableRows: 40, detailLines: 0, detailRows: 0, incidentRows: 10, recordLines: 0 };
+    const press = (s: ViewState, input: string) => viewReducer(s, { type: 'key', press: readKeypress(input, key(), { readOnly: false }), ctx });
+    for (const action of ['x', 'd', 'a']) {
+      let s: ViewState = { ...initialViewState(), cursor: remoteRoot.session };
+      s = press(s, action);
+      assert.equal(s.confirm?.session, remoteRoot.session, `${action} opens the dialog`);
+      const words = confirmText(s.confirm!.action, s.confirm!.captured, localNow);
+      assert.ok(words.refused, 'the dialog refuses');
+      assert.match(words.title, /^Cannot (abort|disarm|arm) api-refactor from this machine$/);
+      assert.match(words.effect, new RegExp(`read from ${HOST} .*read-only here: owner actions stay on the machine that owns the root`));
+      const dialog = buildScreen({ snapshot: merged, model: { journal: new Map(), acks: new Map() }, view: s, rows: tree, width: 160, height: 80, readOnly: false, noColor: true }).lines.map((l) => lineText(l.line));
+      assert.ok(dialog.some((l) => l.includes('Cannot ')) && dialog.at(-1) === 'any key closes', dialog.slice(-6).join('\n'));
+      s = press(s, 'y');
+      assert.equal(s.confirm, null);
+      assert.equal(s.pending.length, 0, 'nothing is sent for a remote row');
+    }
+    const localRoot = merged.roots.find((r) => !r.remote && r.name === 'api-refactor')!;
+    let s: ViewState = { ...initialViewState(), cursor: localRoot.session };
+    s = press(press(s, 'd'), 'y');
+    assert.equal(s.pending.length, 1, 'a local row can still be acted on');
+
+    // The action port refuses too, and writes nothing into the (here reachable) remote home.
+    const result = await actionPort(clock).request('abort', remoteRoot);
+    assert.ok('error' in result && /read-only here/.test(result.error));
+    const controlDir = homePaths(studio.home).control;
+    assert.ok(!existsSync(controlDir) || readdirSync(controlDir).length === 0, 'no control request was written for the remote root');
+
+    // The feed stops answering: rows stay, marked stale, with the error in the header.
+    await serve.stop();
+    await feeds.refresh();
+    const later = clock();
+    const stale = mergeRemote(buildSnapshot(local.getState(), later, { host: HOST }), feeds.get(), later);
+    assert.equal(flat(stale.roots).filter((r) => r.remote).length, studio.sessions.length, 'rows kept');
+    assert.ok(flat(stale.roots).filter((r) => r.remote).every((r) => r.source.stale));
+    assert.equal(stale.remotes![0]!.error, 'ECONNREFUSED');
+    const staleScreen = buildScreen({ snapshot: stale, model: { journal: new Map(), acks: new Map() }, view: initialViewState(), rows: treeRows(stale.roots, { sort: 'first-limit', filter: '', collapsed: new Set() }), width: 160, height: 80, readOnly: false, noColor: true });
+    assert.ok(staleScreen.lines.map((l) => lineText(l.line)).some((t) => t.startsWith(`⚠ remote ${HOST}: rows are`) && t.includes('last fetch failed: ECONNREFUSED')));
+    feeds.stop();
+  } finally {
+    await serve.stop().catch(() => undefined);
+    await local.stop();
+  }
+});
+
+test('remote fetch: only http(s) URLs; errors are short and bad documents refused; a session read locally is shown once', async () => {
+  assert.ok('error' in statusUrl('file:///etc/passwd'));
+  assert.ok('error' in statusUrl('not a url'));
+  assert.ok('error' in statusUrl('http://u:p@127.0.0.1:1/'));
+  assert.deepEqual(statusUrl('http://127.0.0.1:9464/custom/path'), { url: 'http://127.0.0.1:9464/custom/path' });
+
+  const port = await freeLoopbackPort();
+  const refused = await fetchStatusDoc(`http://127.0.0.1:${port}/api/status`, { timeoutMs: 2_000 });
+  assert.deepEqual('error' in refused && refused.error, 'ECONNREFUSED');
+
+  assert.match((parseStatusDoc({ v: 2 }) as { error: string }).error, /not a loop-dash status document/);
+  assert.match((parseStatusDoc({ v: 1, now: 'soon', roots: [] }) as { error: string }).error, /now/);
+  const partial = parseStatusDoc({ v: 1, now: new Date().toISOString(), roots: [{ session: 'x' }, { session: 's', name: 'n', role: 'root', state: 'weird', clocks: {} }] });
+  assert.ok('doc' in partial);
+  assert.equal(partial.doc.roots.length, 1);
+  assert.equal(partial.doc.invalid, 1, 'the bad session is counted, the good one kept');
+
+  // The same home read locally and through a feed: the local rows win.
+  const now = Date.now();
+  const home = await distinctHome('same', now);
+  const serve = await startServe({ homes: [home.home], listen: { host: '127.0.0.1', port: 0 }, version: 't', defaultMetrics: false });
+  const local = createLiveStore([home.home], { reconcileMs: 60_000 });
+  try {
+    await Promise.all([serve.ready, local.start()]);
+    const feeds = createRemoteFeeds([`${serve.url}/api/status`]);
+    await feeds.refresh();
+    const merged = mergeRemote(buildSnapshot(local.getState(), Date.now(), { host: HOST }), feeds.get(), Date.now());
+    assert.equal(flat(merged.roots).filter((r) => r.remote).length, 0);
+    assert.equal(merged.remotes![0]!.hidden, buildSnapshot(local.getState(), Date.now(), { host: HOST }).roots.length);
+    feeds.stop();
+  } finally {
+    await serve.stop();
+    await local.stop();
+  }
+});
+
+test('loop-dash --remote URL with stdout not a terminal prints local and remote rows, grouped and labelled', async () => {
+  const now = Date.now();
+  const studio = await distinctHome('studio', now);
+  const laptop = await distinctHome('laptop', now);
+  const serve = await startServe({ homes: [studio.home], listen: { host: '127.0.0.1', port: 0 }, version: 't', defaultMetrics: false });
+  try {
+    await serve.ready;
+    const { stdout } = await run(process.execPath, [BIN, '--home', laptop.home, '--remote', serve.url]);
+    const lines = stdout.split('\n');
+    assert.match(lines[0]!, /^HOME +NAME/);
+    assert.ok(lines.some((l) => l.startsWith('local ') && l.includes('api-refactor')));
+    assert.ok(lines.some((l) => l.startsWith(`${HOST} `) && l.includes('api-refactor')), stdout);
+    assert.ok(stdout.includes(`remote ${HOST} (${serve.url}/api/status): `), stdout);
+    const bad = await run(process.execPath, [BIN, '--home', laptop.home, '--remote', 'ftp://x']).catch((e: { code: number; stderr: string }) => e);
+    assert.equal((bad as { code: number }).code, 2);
+    assert.match((bad as { stderr: string }).stderr, /--remote: "ftp:\/\/x" must be an http/);
+  } finally {
+    await serve.stop();
+  }
+});
