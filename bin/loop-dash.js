@@ -19,6 +19,11 @@ const fresh = () => {
     return false;
   }
 };
+// `loop-dash incidents | head`: a reader that went away is not an error.
+process.stdout.on('error', (err) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
 const entry = !process.env.LOOP_DASH_NO_BUNDLE && ((process.env.LOOP_DASH_BUNDLE && existsSync(bundle)) || fresh()) ? bundle : main;
 const { run } = await import(entry);
 process.exitCode = await run(process.argv);

@@ -134,3 +134,11 @@ test('a checkpoint whose pid is alive but whose start identity differs is lost (
   assert.equal(got.liveness.status, 'pid-reused');
   assert.equal(got.clocks.inactivity, null, 'a lost request shows no running countdown');
 });
+
+test('incidents piped into head: shows the relative age and exits quietly when the reader goes away', async () => {
+  const m = await demoHome();
+  const r = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" incidents --now ${new Date(NOW).toISOString()} --home "${m.home}" | head -1`], { encoding: 'utf8' });
+  assert.equal(r.status, 0);
+  assert.match(r.stdout, /^\d{4}-\d\d-\d\dT[\d:.]+Z \((about |less than |)[\w ]+ ago\)/);
+  assert.equal(r.stderr, '', 'no EPIPE stack trace');
+});

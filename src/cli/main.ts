@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { formatDistanceStrict } from 'date-fns';
 import { runControlCommand } from '../control/index.js';
 import { runAudit } from './audit-command.js';
 import { generateHome, type DemoManifest } from '../demo/generate.js';
@@ -115,7 +116,9 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         io.out(JSON.stringify({ v: 1, now: doc.now, incidents: doc.incidents, warnings: doc.warnings }, null, 2) + '\n');
       } else {
         for (const i of list) {
-          io.out(`${i.at !== null ? new Date(i.at).toISOString() : '(no time)           '}  ${i.cls}${i.known ? '' : ' (unknown class)'}  ${i.session ?? '-'}  ${i.summary}\n`);
+          // UTC instant (what the files say) and how long ago, so the age is known at a glance.
+          const when = i.at !== null ? `${new Date(i.at).toISOString()} (${formatDistanceStrict(i.at, now, { addSuffix: true })})` : '(no time)';
+          io.out(`${when}  ${i.cls}${i.known ? '' : ' (unknown class)'}  ${i.session ?? '-'}  ${i.summary}\n`);
         }
         if (list.length === 0) io.out('(no incidents)\n');
       }
