@@ -11,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const entry = path.join(root, 'dist', 'src', 'cli', 'main.js');
 const outfile = path.join(root, 'dist', 'src', 'cli', 'main.bundle.mjs');
+// The bounds audit's worker thread (src/app/audit-worker.ts), bundled beside the CLI.
+const workerEntry = path.join(root, 'dist', 'src', 'app', 'audit-worker.js');
+const workerOutfile = path.join(root, 'dist', 'src', 'cli', 'audit-worker.bundle.mjs');
 
 let esbuild;
 try {
@@ -29,6 +32,28 @@ const stubDevtools = {
   },
 };
 
+/**
+ * Yoga's WebAssembly loader takes a data: URL through `fetch` when `fetch` exists: that loads
+ * Node's whole HTTP client (undici) at start (~30 ms) only to decode base64. Inside that one
+ * module `fetch` is made undefined, so it decodes the bytes directly; everywhere else fetch is
+ * untouched.
+ */
+const yogaWithoutFetch = {
+  name: 'yoga-without-fetch',
+  setup(build) {
+    build.onLoad({ filter: /yoga-layout[\\/]dist[\\/]binaries[\\/]yoga-wasm-base64-esm\.js$/ }, async (args) => {
+      const { readFile } = await import('node:fs/promises');
+      const source = await readFile(args.path, 'utf8');
+      const opening = 'var loadYoga = (() => {';
+      const at = source.indexOf(opening);
+      // Unknown shape (another yoga version): leave it as it is.
+      if (at < 0) return undefined;
+      const after = at + opening.length;
+      return { contents: `${source.slice(0, after)}\n  var fetch = undefined;${source.slice(after)}`, loader: 'js' };
+    });
+  },
+};
+
 try {
   statSync(entry);
 } catch {
@@ -36,16 +61,14 @@ try {
   process.exit(1);
 }
 
-await esbuild.build({
-  entryPoints: [entry],
-  outfile,
+const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
   // CommonJS dependencies (react, …) call require() for Node built-ins.
   banner: { js: "import { createRequire as __ldCreateRequire } from 'node:module'; const require = __ldCreateRequire(import.meta.url);" },
-  plugins: [stubDevtools],
+  plugins: [stubDevtools, yogaWithoutFetch],
   define: { 'process.env.NODE_ENV': '"production"' },
   legalComments: 'none',
   // Whitespace and syntax only: names stay readable in a stack trace.
@@ -53,4 +76,6 @@ await esbuild.build({
   minifySyntax: true,
   sourcemap: 'linked',
   logLevel: 'warning',
-});
+};
+await esbuild.build({ ...common, entryPoints: [entry], outfile });
+await esbuild.build({ ...common, entryPoints: [workerEntry], outfile: workerOutfile });

@@ -15,6 +15,8 @@ export interface LiveStore {
   stop(): Promise<void>;
   /** Events folded in so far (for diagnostics and benchmarks). */
   readonly eventsSeen: number;
+  /** Resolves when the readers' one-time background work after the start is done (or stopped). */
+  background(): Promise<void>;
 }
 
 export type LiveStoreOptions = Omit<HomeReaderOptions, 'home' | 'emit'>;
@@ -45,6 +47,9 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     },
     get eventsSeen() {
       return eventsSeen;
+    },
+    async background() {
+      await Promise.all(readers.map((r) => r.background()));
     },
   };
 }

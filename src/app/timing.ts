@@ -28,6 +28,8 @@ export interface Timing {
   model(version: number, events: readonly ReaderEvent[]): void;
   /** Every home has been read once; `version` is the model version at that moment. */
   ready(version: number): void;
+  /** A named moment (`background`: the readers' one-time background work is done; `audit`: the bounds audit ran). */
+  mark(name: string): void;
   /** Called while rendering the dashboard: what this frame shows. */
   rendered(info: Rendered): void;
   /** An Ink render pass finished (the frame is computed; it is written if it changed); `ms`: Ink's own time. */
@@ -43,6 +45,7 @@ const OFF: Timing = {
   enabled: false,
   model: () => undefined,
   ready: () => undefined,
+  mark: () => undefined,
   rendered: () => undefined,
   frame: () => undefined,
   write: () => undefined,
@@ -70,6 +73,9 @@ function fileTiming(file: string): Timing {
     },
     ready(version) {
       put({ ev: 'ready', v: version });
+    },
+    mark(name) {
+      put({ ev: name });
     },
     rendered(info) {
       last = info;

@@ -15,6 +15,7 @@ import { readIncidentFile } from './incident-file.js';
 import { readAck, JournalReader } from './journal.js';
 import { readLaneStatus } from './lane-status.js';
 import { probeProcess } from './process-probe.js';
+import type { SmallFileRead } from './json-file.js';
 import type { ReadCounter } from './read-counter.js';
 import { readReceipt } from './receipt-file.js';
 import { SessionCache } from './session-cache.js';
@@ -74,7 +75,7 @@ export interface HomeReaderOptions {
 /** Work done before the initial load yields to the event loop (a key press waits at most this long). */
 const SLICE_MS = 8;
 /** Progress events (and so renders) during the initial load: at most one per this long. */
-const PROGRESS_MS = 100;
+const PROGRESS_MS = 250;
 /** The adaptive sweep: at least this often … */
 const SWEEP_MIN_MS = 5_000;
 /** … at most this long apart … */
@@ -88,7 +89,7 @@ const DEEP_SCAN_STEP = 4 * 1024 * 1024;
 /** The session cache is written at most this often while things change. */
 const CACHE_SAVE_MS = 30_000;
 /** Bumped when what a cache entry means changes (with session-cache's own format number). */
-const CACHE_WRITER = 'session-file/1';
+const CACHE_WRITER = 'session-file/2 small-file/1';
 
 /** How long a checkpoint may stay unparseable (a non-atomic writer mid-write) before it is an error. */
 const CHECKPOINT_GRACE_MS = 2_000;
@@ -104,6 +105,16 @@ export interface HomeReaderStats {
   /** Directories watched (native) or polled. */
   watchedDirs: number;
   mode: 'native' | 'polling' | null;
+}
+
+/** A small file as remembered between runs: its stat at the walk, and the record read from it. */
+interface CachedSmallFile {
+  k: 'small';
+  kind: ArtifactKind;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  record: unknown;
 }
 
 interface Known {
@@ -143,7 +154,7 @@ export class HomeReader {
   private timers: NodeJS.Timeout[] = [];
   private stopped = false;
   private homeExists = false;
-  private cache: SessionCache<CachedSessionFile> | null = null;
+  private cache: SessionCache<CachedSessionFile | CachedSmallFile> | null = null;
   /** Sessions whose cache entry is out of date. */
   private readonly cacheDirty = new Set<string>();
   private cacheSaving: Promise<void> | null = null;
@@ -185,7 +196,6 @@ export class HomeReader {
   async start(): Promise<void> {
     this.sliceStart = performance.now();
     await this.loadSettings();
-    if (this.opts.cacheDir) this.cache = await SessionCache.open<CachedSessionFile>(this.opts.cacheDir, this.home, CACHE_WRITER);
     // Watch each directory just before the walk lists it (A5): whatever appears or changes after
     // that is hinted, so no second walk is needed to close a gap.
     if (this.opts.watch) this.startWatcher([]);
@@ -199,20 +209,34 @@ export class HomeReader {
     }
     this.pushWalkProblems(walk.problems);
 
-    // Small files first (checkpoints show live requests even before any session tail is read).
+    // The list first: every session appears before any of its bytes is read — as the cache
+    // remembers it, else from its path — then the checkpoints (small; they carry the live
+    // requests), then the session tails.
     const byKind = (k: ArtifactKind) => walk.files.filter((f) => f.kind === k);
+    const sessions = byKind('session').sort((a, b) => b.mtimeMs - a.mtimeMs);
+    if (this.opts.cacheDir) {
+      // A small file's record is written without its file and home (the key says them).
+      const compact = (e: CachedSessionFile | CachedSmallFile) => {
+        if (!('k' in e)) return e;
+        const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
+        return { ...e, record };
+      };
+      this.cache = await SessionCache.open<CachedSessionFile | CachedSmallFile>(this.opts.cacheDir, this.home, CACHE_WRITER, compact);
+      this.cache.retain(walk.files.map((f) => f.file));
+    }
+    for (const f of sessions) {
+      this.known.set(f.file, { kind: 'session', size: -1, mtimeMs: -1, ino: f.ino });
+      const reader = this.sessionReader(f.file);
+      if (reader) this.push({ type: 'session-file', facts: reader.prime(f.size, f.mtimeMs) });
+    }
+    this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
+    this.flush();
     for (const f of byKind('checkpoint')) {
       await this.readOne(f.file, 'checkpoint', f);
       await this.breathe();
     }
-    const sessions = byKind('session').sort((a, b) => b.mtimeMs - a.mtimeMs);
-    // The list first: every session appears (from its path) before any tail is read.
-    for (const f of sessions) this.known.set(f.file, { kind: 'session', size: -1, mtimeMs: -1, ino: f.ino });
-    this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
     this.flush();
     this.lastProgressAt = performance.now();
-
-    this.cache?.retain(new Set(sessions.map((f) => f.file)));
 
     let read = 0;
     for (const f of sessions) {
@@ -364,6 +388,11 @@ export class HomeReader {
     this.flush();
   }
 
+  /** Resolves when the one-time background work after `start` (the search before the tails, the first cache write) is done. */
+  async background(): Promise<void> {
+    await this.deepScanning;
+  }
+
   /** Per-file bookkeeping counts (diagnostics; RELIABILITY B4 checks they return to baseline). */
   stats(): HomeReaderStats {
     return {
@@ -472,8 +501,8 @@ export class HomeReader {
         });
         if (again.length) {
           const t = setTimeout(() => {
-            for (const [f] of again) if (!this.dirty.has(f)) this.dirty.set(f, false);
-            void this.drain();
+            for (const [f] of again) if (!this.dirty.has(f) && this.mayHaveChanged(f)) this.dirty.set(f, false);
+            if (this.dirty.size > 0) void this.drain();
           }, this.opts.recheckMs);
           t.unref();
         }
@@ -483,6 +512,22 @@ export class HomeReader {
       if (this.dirty.size > 0 && !this.stopped) void this.drain();
     });
     return this.working;
+  }
+
+  /**
+   * For a re-check: false when a session file still has the size and mtime its reader last saw
+   * (one stat instead of a read; at 100 appends/s the re-checks are half the polls).
+   */
+  private mayHaveChanged(file: string): boolean {
+    const reader = this.sessions.get(file);
+    if (!reader) return true;
+    const seen = reader.facts();
+    try {
+      const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+      return !st || Number(st.size) !== seen.size || Number(st.mtimeNs) / 1e6 !== seen.mtimeMs;
+    } catch {
+      return true;
+    }
   }
 
   /** A hint for a path that is no artifact: a directory appearing or going away means a sweep. */
@@ -507,9 +552,9 @@ export class HomeReader {
         case 'session':
           return await this.readSession(file, found);
         case 'checkpoint':
-          return await this.readCheckpoint(file);
+          return await this.readCheckpoint(file, found);
         case 'incident': {
-          const r = await readIncidentFile(this.home, file);
+          const r = await this.cachedRead(file, kind, found, () => readIncidentFile(this.home, file));
           if (r.missing) return this.forget(file, { type: 'incident-removed', file });
           if (r.transient && !r.record && this.withinGrace(file, r.mtimeMs)) return this.retryLater(file);
           this.invalidSince.delete(file);
@@ -520,7 +565,7 @@ export class HomeReader {
           return this.remember(file, kind, found);
         }
         case 'lane-status': {
-          const r = await readLaneStatus(this.home, file);
+          const r = await this.cachedRead(file, kind, found, () => readLaneStatus(this.home, file));
           if (r.missing) return this.forget(file, { type: 'lane-status-removed', file });
           if (r.record && this.isNews(file, r.record)) this.push({ type: 'lane-status', status: r.record });
           this.push({ type: 'warnings', file, warnings: r.warnings });
@@ -528,7 +573,7 @@ export class HomeReader {
           return this.remember(file, kind, found);
         }
         case 'receipt': {
-          const r = await readReceipt(this.home, file);
+          const r = await this.cachedRead(file, kind, found, () => readReceipt(this.home, file));
           if (r.missing) return this.forget(file, { type: 'receipt-removed', file });
           if (r.record && this.isNews(file, r.record)) this.push({ type: 'receipt', receipt: r.record });
           this.push({ type: 'warnings', file, warnings: r.warnings });
@@ -572,19 +617,8 @@ export class HomeReader {
   }
 
   private async readSession(file: string, found?: FoundFile): Promise<void> {
-    let reader = this.sessions.get(file);
-    if (!reader) {
-      if (!parseSessionPath(this.home, file)) return;
-      const cached = this.cache?.get(file);
-      reader = new SessionFileReader(this.home, file, {
-        now: this.opts.now,
-        counter: this.opts.counter,
-        incompleteGraceMs: this.opts.incompleteGraceMs,
-        scanMaxBytes: this.opts.startScanBytes,
-        ...(cached ? { cached } : {}),
-      });
-      this.sessions.set(file, reader);
-    }
+    const reader = this.sessionReader(file);
+    if (!reader) return;
     const r = await reader.update();
     if (r.gone) {
       this.sessions.delete(file);
@@ -604,6 +638,45 @@ export class HomeReader {
     if (report && r.facts.role === 'root') await this.followStateLog(report);
   }
 
+  /**
+   * A small file read through the cache: during a walk-driven read (`found`: its size, mtime and
+   * inode) a file unchanged since an earlier run is not read again; a clean read is remembered.
+   */
+  private async cachedRead<T>(file: string, kind: ArtifactKind, found: FoundFile | undefined, read: () => Promise<SmallFileRead<T>>): Promise<SmallFileRead<T>> {
+    const cache = this.cache;
+    if (!cache || !found) return read();
+    const c = cache.get(file);
+    if (c && 'k' in c && c.kind === kind && c.size === found.size && c.mtimeMs === found.mtimeMs && c.ino === found.ino) {
+      // Written without its file and home (the key says them); in memory the cache then keeps the
+      // same record object the model does.
+      if ((c.record as { file?: string }).file !== file) c.record = { ...(c.record as object), file, home: this.home };
+      return { record: c.record as T, warnings: [], missing: false, transient: false, mtimeMs: found.mtimeMs };
+    }
+    const r = await read();
+    if (r.record && r.warnings.length === 0 && !r.transient) cache.set(file, { k: 'small', kind, size: found.size, mtimeMs: found.mtimeMs, ino: found.ino, record: r.record });
+    else cache.delete(file);
+    return r;
+  }
+
+  /** The reader of a session file (made on first use, with what the cache remembers), or null for a path that is no session. */
+  private sessionReader(file: string): SessionFileReader | null {
+    let reader = this.sessions.get(file);
+    if (!reader) {
+      if (!parseSessionPath(this.home, file)) return null;
+      const entry = this.cache?.get(file);
+      const cached = entry && !('k' in entry) ? entry : undefined;
+      reader = new SessionFileReader(this.home, file, {
+        now: this.opts.now,
+        counter: this.opts.counter,
+        incompleteGraceMs: this.opts.incompleteGraceMs,
+        scanMaxBytes: this.opts.startScanBytes,
+        ...(cached ? { cached } : {}),
+      });
+      this.sessions.set(file, reader);
+    }
+    return reader;
+  }
+
   private async followStateLog(report: string): Promise<void> {
     const file = stateLogPathFromReport(report);
     if (this.stateLogs.has(file)) return;
@@ -612,8 +685,8 @@ export class HomeReader {
     await this.readOne(file, 'state-log');
   }
 
-  private async readCheckpoint(file: string): Promise<void> {
-    const r = await readCheckpointFile(this.home, file);
+  private async readCheckpoint(file: string, found?: FoundFile): Promise<void> {
+    const r = await this.cachedRead(file, 'checkpoint', found, () => readCheckpointFile(this.home, file));
     if (r.missing) {
       this.invalidSince.delete(file);
       return this.forget(file, { type: 'checkpoint-removed', file });

@@ -2,7 +2,8 @@
  * Counted positional reads. Every byte the readers take from disk goes through `readAt`, so tests
  * can assert exactly how much was read (e.g. "an append of N bytes costs N bytes").
  */
-import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { closeSync, constants, openSync, read as readCallback, readSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { type FileHandle } from 'node:fs/promises';
 
 /**
@@ -11,7 +12,14 @@ import { type FileHandle } from 'node:fs/promises';
  * few µs synchronously and ~0.1 ms through the thread pool, which is most of a start-up that opens
  * a thousand files; callers reading many megabytes yield to the event loop between chunks.
  */
-export type ReadTarget = string | FileHandle | number;
+export type ReadTarget = string | FileHandle | number | AsyncFd;
+
+/** A file descriptor to read through the thread pool (a large read that must not block the loop). */
+export interface AsyncFd {
+  asyncFd: number;
+}
+
+const readAsync = promisify(readCallback);
 
 /** Read-only, and O_NONBLOCK so a FIFO planted where a file should be cannot hang the open. */
 export const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
@@ -54,12 +62,16 @@ export async function readAt(target: ReadTarget, position: number, length: numbe
  * Like {@link readAt} into a caller's buffer (up to its length): a reader that consumes each
  * chunk before the next read reuses one buffer instead of leaving one per read to the GC.
  */
-export async function readInto(handle: FileHandle | number, buf: Buffer, position: number, counter?: ReadCounter, kind: ReadKind = 'data'): Promise<Buffer> {
+export async function readInto(handle: FileHandle | number | AsyncFd, buf: Buffer, position: number, counter?: ReadCounter, kind: ReadKind = 'data'): Promise<Buffer> {
   const length = buf.length;
   let filled = 0;
   while (filled < length) {
     const bytesRead =
-      typeof handle === 'number' ? readSync(handle, buf, filled, length - filled, position + filled) : (await handle.read(buf, filled, length - filled, position + filled)).bytesRead;
+      typeof handle === 'number'
+        ? readSync(handle, buf, filled, length - filled, position + filled)
+        : 'asyncFd' in handle
+          ? (await readAsync(handle.asyncFd, buf, filled, length - filled, position + filled)).bytesRead
+          : (await handle.read(buf, filled, length - filled, position + filled)).bytesRead;
     if (counter) {
       counter.reads += 1;
       if (kind === 'probe') counter.probeBytes = (counter.probeBytes ?? 0) + bytesRead;

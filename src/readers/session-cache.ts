@@ -4,17 +4,24 @@
  * (device, inode, a fingerprint of its first bytes) and the size it was read to. A file that is
  * still the same file, only longer, resumes from there; anything else is read afresh.
  *
- * One JSON file per home, outside the home (`$XDG_CACHE_HOME/loop-dash/sessions-<hash>.json`),
- * written atomically (temp file + rename) so a crash mid-write leaves the previous one. A cache
- * that is missing, unreadable, of another format or for another home is simply empty.
+ * One file per home, outside the home (`$XDG_CACHE_HOME/loop-dash/home-<hash>.cache`), written
+ * atomically (temp file + rename) so a crash mid-write leaves the previous one. A cache that is
+ * missing, unreadable, of another format, Node version or home is simply empty. Entries are keyed
+ * by the path inside the home, and the readers leave out what the path already says (the file,
+ * the home): it is read at every start, so it is kept small.
+ *
+ * Stored with the V8 serializer (deserialising is ~2.5× faster than JSON.parse for thousands of
+ * small records), in slices of a few hundred entries, so writing it never holds the event loop
+ * for long: [magic][u32 length, V8 header][u32 length, V8 slice]…
  */
 import { createHash } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, readFileSync } from 'node:fs';
+import v8 from 'node:v8';
 import os from 'node:os';
 import path from 'node:path';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
-export const SESSION_CACHE_FORMAT = 1;
+export const SESSION_CACHE_FORMAT = 5;
 
 /** The default cache directory: `$XDG_CACHE_HOME/loop-dash`, else `~/.cache/loop-dash`. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -24,16 +31,21 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 /** Where the cache of `home` lives inside `dir`. */
 export function sessionCacheFile(dir: string, home: string): string {
   const key = createHash('sha256').update(path.resolve(home)).digest('hex').slice(0, 16);
-  return path.join(dir, `sessions-${key}.json`);
+  return path.join(dir, `home-${key}.cache`);
 }
 
-interface CacheDocument<T> {
+interface CacheHeader {
   format: number;
   /** The code that wrote it: a different version may read files differently. */
   writer: string;
+  /** The V8 serializer's format follows the Node version. */
+  node: string;
   home: string;
-  entries: Record<string, T>;
 }
+
+const MAGIC = Buffer.from('LDC\u0001');
+/** Entries per serialized slice (each slice is one synchronous piece of work). */
+const SLICE_ENTRIES = 400;
 
 /** A per-home map from session file to what was remembered of it; `T` is the reader's business. */
 export class SessionCache<T> {
@@ -46,18 +58,33 @@ export class SessionCache<T> {
     readonly file: string,
     readonly home: string,
     private readonly writer: string,
+    private readonly compact: (entry: T) => T,
   ) {}
 
-  /** Loads the cache of `home` from `dir` (empty when there is none or it does not fit). */
-  static async open<T>(dir: string, home: string, writer: string): Promise<SessionCache<T>> {
-    const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer);
+  /**
+   * Loads the cache of `home` from `dir` (empty when there is none or it does not fit). `compact`
+   * gives the form an entry is written in (e.g. without what its key already says), so the entries
+   * held in memory can be the very objects the model holds.
+   */
+  static async open<T>(dir: string, home: string, writer: string, compact: (entry: T) => T = (e) => e): Promise<SessionCache<T>> {
+    const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact);
     try {
-      const doc = JSON.parse(await fsp.readFile(cache.file, 'utf8')) as Partial<CacheDocument<T>>;
-      if (doc && doc.format === SESSION_CACHE_FORMAT && doc.writer === writer && doc.home === cache.home && doc.entries && typeof doc.entries === 'object') {
-        for (const [k, v] of Object.entries(doc.entries)) cache.entries.set(k, v);
-      }
+      const buf = readFileSync(cache.file);
+      if (!buf.subarray(0, MAGIC.length).equals(MAGIC)) return cache;
+      let at = MAGIC.length;
+      const next = (): unknown => {
+        const length = buf.readUInt32LE(at);
+        const value: unknown = v8.deserialize(buf.subarray(at + 4, at + 4 + length));
+        at += 4 + length;
+        return value;
+      };
+      const header = next() as Partial<CacheHeader>;
+      if (header.format !== SESSION_CACHE_FORMAT || header.writer !== writer || header.node !== process.version || header.home !== cache.home) return cache;
+      const entries = new Map<string, T>();
+      while (at < buf.length) for (const [k, v] of next() as [string, T][]) entries.set(k, v);
+      cache.entries = entries;
     } catch {
-      /* no cache yet, or not ours: start empty */
+      /* no cache yet, or not ours, or cut short: start empty */
     }
     return cache;
   }
@@ -66,22 +93,36 @@ export class SessionCache<T> {
     return this.entries.size;
   }
 
+  /** The key of a file: its path inside the home. */
+  private key(file: string): string {
+    return file.startsWith(this.prefix) ? file.slice(this.prefix.length) : path.relative(this.home, file);
+  }
+
+  private get prefix(): string {
+    return this.home.endsWith(path.sep) ? this.home : this.home + path.sep;
+  }
+
   get(file: string): T | undefined {
-    return this.entries.get(file);
+    return this.entries.get(this.key(file));
   }
 
   set(file: string, entry: T): void {
-    this.entries.set(file, entry);
+    this.entries.set(this.key(file), entry);
     this.dirty = true;
   }
 
   delete(file: string): void {
-    if (this.entries.delete(file)) this.dirty = true;
+    if (this.entries.delete(this.key(file))) this.dirty = true;
   }
 
   /** Keeps only the entries of `files` (files gone from the home are forgotten). */
-  retain(files: ReadonlySet<string>): void {
-    for (const k of [...this.entries.keys()]) if (!files.has(k)) this.delete(k);
+  retain(files: Iterable<string>): void {
+    const keep = new Set<string>();
+    for (const f of files) keep.add(this.key(f));
+    for (const k of [...this.entries.keys()]) if (!keep.has(k)) {
+      this.entries.delete(k);
+      this.dirty = true;
+    }
   }
 
   /** Writes the cache if it changed; concurrent calls coalesce. Never throws. */
@@ -106,11 +147,24 @@ export class SessionCache<T> {
   }
 
   private async write(): Promise<void> {
-    const doc: CacheDocument<T> = { format: SESSION_CACHE_FORMAT, writer: this.writer, home: this.home, entries: Object.fromEntries(this.entries) };
+    const header: CacheHeader = { format: SESSION_CACHE_FORMAT, writer: this.writer, node: process.version, home: this.home };
+    const parts: Buffer[] = [MAGIC];
+    const add = (value: unknown) => {
+      const bytes = v8.serialize(value);
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(bytes.length);
+      parts.push(length, bytes);
+    };
+    add(header);
+    const all = [...this.entries];
+    for (let i = 0; i < all.length; i += SLICE_ENTRIES) {
+      add(all.slice(i, i + SLICE_ENTRIES).map(([k, e]) => [k, this.compact(e)]));
+      await new Promise<void>((r) => setImmediate(r));
+    }
     await fsp.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
     try {
-      await fsp.writeFile(tmp, JSON.stringify(doc), { mode: 0o600 });
+      await fsp.writeFile(tmp, Buffer.concat(parts), { mode: 0o600 });
       await fsp.rename(tmp, this.file);
     } catch (err) {
       await fsp.rm(tmp, { force: true }).catch(() => undefined);

@@ -114,9 +114,9 @@ export interface ScanState {
   unresolved: string[];
 }
 
-/** What a reader remembers of a file between runs (see session-cache.ts). Plain JSON. */
+/** What a reader remembers of a file between runs (see session-cache.ts). Plain data. */
 export interface CachedSessionFile {
-  v: 1;
+  v: 2;
   dev: string;
   ino: string;
   /** Base64 of the file's first bytes (up to 64): the same file, not rewritten. */
@@ -129,12 +129,17 @@ export interface CachedSessionFile {
   line: number | null;
   /** Line 1, when it was read apart from the tail (a large file). */
   header: SessionEntry | null;
-  hits: StateHit[];
-  scan: ScanState | null;
-  /** The facts of the tail (window and appends), without size, mtime and incomplete-since. */
-  tail: SessionFileFacts;
-  kept: Warning[];
-  dropped: number;
+  /** The state entries found before the tail; `p` is the index of their probe. */
+  hits: { p: number; offset: number; entry: SessionEntry }[];
+  /** Where the search before the tail stands (`unresolved` as probe indexes). */
+  scan: { headEnd: number; floor: number; unresolved: number[] } | null;
+  /**
+   * The facts of the tail (window and appends), without what the path says, size, mtime,
+   * incomplete-since, and without the fields that are null or empty (their defaults).
+   */
+  tail: Partial<SessionFileFacts>;
+  kept?: Warning[];
+  dropped?: number;
 }
 
 /** Nesting bound for a session line: far above what pi writes, far below what blocks the loop. */
@@ -148,6 +153,8 @@ export class SessionFileReader {
   private readonly pathInfo: SessionPathInfo | null;
   private readonly opts: Required<Omit<SessionFileReaderOptions, 'counter' | 'cached'>> & { counter: ReadCounter | undefined };
   private cached: CachedSessionFile | undefined;
+  /** The cache entry taken as the state before the file was read (see `prime`). */
+  private adopted: CachedSessionFile | null = null;
   /** Line 1 when read apart from the tail; null when the whole file is the tail. */
   private header: SessionEntry | null = null;
   private readonly hits = new Map<string, StateHit>();
@@ -247,9 +254,15 @@ export class SessionFileReader {
         }
         if (endBytes.length !== end - from) return null;
       }
-      const { size: _s, mtimeMs: _m, incompleteSince: _i, ...tail } = this.tail;
-      return {
-        v: 1,
+      // What the path says (file, home, root file) is not remembered: it is the cache's key. Nor
+      // are null and empty fields: the facts of an empty file are their defaults.
+      const { size: _s, mtimeMs: _m, incompleteSince: _i, file: _f, home: _h, rootFile: _r, ...rest } = this.tail;
+      const tail: Partial<SessionFileFacts> = {};
+      for (const [k, v] of Object.entries(rest) as [keyof SessionFileFacts, unknown][]) {
+        if (v !== null && !(Array.isArray(v) && v.length === 0)) (tail as Record<string, unknown>)[k] = v;
+      }
+      const entry: CachedSessionFile = {
+        v: 2,
         dev: String(id.dev),
         ino: String(id.ino),
         head: id.head.toString('base64'),
@@ -257,12 +270,13 @@ export class SessionFileReader {
         endBytes: endBytes.toString('base64'),
         line: this.nextLine,
         header: this.header,
-        hits: [...this.hits.values()].map(compactHit),
-        scan: this.scan,
-        tail: { ...tail, size: 0, mtimeMs: 0, incompleteSince: null },
-        kept: this.kept,
-        dropped: this.dropped,
+        hits: [...this.hits.values()].map((h) => ({ p: probeIndex(h.needle), offset: h.offset, entry: compactHit(h).entry })),
+        scan: this.scan ? { headEnd: this.scan.headEnd, floor: this.scan.floor, unresolved: this.scan.unresolved.map(probeIndex) } : null,
+        tail,
       };
+      if (this.kept.length > 0) entry.kept = this.kept;
+      if (this.dropped > 0) entry.dropped = this.dropped;
+      return entry;
     });
   }
 
@@ -341,6 +355,7 @@ export class SessionFileReader {
     this.nextLine = null;
     this.tailer = null;
     this.cached = undefined;
+    this.adopted = null;
   }
 
   /** The current warnings; the same array until one is added or the error changes. */
@@ -397,7 +412,8 @@ export class SessionFileReader {
    * same bytes before the resume point, and no shorter. Null when the file is not that file.
    */
   private async resume(c: CachedSessionFile, warnings: Warning[]): Promise<{ bytesRead: number; gone: boolean; error: string | null } | null> {
-    if (c.v !== 1) return null;
+    if (c.v !== 2) return null;
+    if (this.adopted !== c) this.adopt(c);
     // One open: the tailer checks the identity, the head and the bytes before `end`, then reads on.
     const tailer = new FileTailer(this.file, {
       startOffset: c.end,
@@ -411,18 +427,39 @@ export class SessionFileReader {
     });
     const r = await tailer.poll();
     if (r.gone || r.reset !== null || r.error !== undefined) return null;
-    this.header = c.header;
-    for (const h of c.hits) this.hits.set(h.needle, h);
-    this.scan = c.scan;
-    this.kept = c.kept;
-    this.dropped = c.dropped;
-    this.nextLine = c.end === 0 ? 1 : c.line;
-    this.tail = { ...emptySessionFacts(this.home, this.file, this.pathInfo), ...c.tail, file: this.file, home: this.home, size: 0, mtimeMs: 0, incompleteSince: null };
-    this.rebuildBase();
     this.tailer = tailer;
     this.foldLines(r.lines, warnings);
     this.track(r.size, r.mtimeMs, r.pending !== null);
     return { bytesRead: r.bytesRead, gone: false, error: null };
+  }
+
+  /**
+   * Facts to show before the file is read (the session list of a start-up): what an earlier run
+   * remembered, else what the path and the walk's size and mtime say. No I/O.
+   */
+  prime(size: number, mtimeMs: number): SessionFileFacts {
+    if (this.tailer === null && this.adopted === null) {
+      if (this.cached?.v === 2) this.adopt(this.cached);
+      else this.track(size, mtimeMs, false);
+    }
+    return this.output();
+  }
+
+  /** What the cache entry says, taken as the current state (verified by the first poll). */
+  private adopt(c: CachedSessionFile): void {
+    this.adopted = c;
+    this.header = c.header;
+    for (const h of c.hits) {
+      const needle = STATE_PROBES[h.p]?.needle;
+      if (needle) this.hits.set(needle, { needle, offset: h.offset, entry: h.entry });
+    }
+    this.scan = c.scan ? { headEnd: c.scan.headEnd, floor: c.scan.floor, unresolved: c.scan.unresolved.flatMap((i) => STATE_PROBES[i]?.needle ?? []) } : null;
+    this.kept = c.kept ?? [];
+    this.dropped = c.dropped ?? 0;
+    this.current = null;
+    this.nextLine = c.end === 0 ? 1 : c.line;
+    this.tail = { ...emptySessionFacts(this.home, this.file, this.pathInfo), ...c.tail, file: this.file, home: this.home, size: c.end, mtimeMs: 0, incompleteSince: null };
+    this.rebuildBase();
   }
 
   /** Header and head block, tail window, and the last state entries before the window. */
@@ -712,6 +749,10 @@ function mergeFacts(base: SessionFileFacts, tail: SessionFileFacts): SessionFile
     dashControl: tail.dashControl ?? base.dashControl,
     history: base.history.length === 0 ? tail.history : [...base.history, ...tail.history].slice(-HISTORY_LIMIT),
   };
+}
+
+function probeIndex(needle: string): number {
+  return STATE_PROBES.findIndex((p) => p.needle === needle);
 }
 
 /** A hit as remembered: an assistant message keeps only what the facts use (not its content). */

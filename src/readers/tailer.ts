@@ -8,8 +8,12 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { DEFAULT_MAX_LINE_BYTES, LineAssembler, type AssembledLine, type PendingLine } from './line-assembler.js';
 import { READ_FLAGS, readAt, readInto, type ReadCounter } from './read-counter.js';
 
-/** A poll that reads more than this yields to the event loop between chunks (its reads are synchronous). */
-const YIELD_EVERY_BYTES = 4 * 1024 * 1024;
+/**
+ * A poll with at most this much to read reads synchronously (a few µs on a file in the page
+ * cache); more — a big append — goes through the thread pool, chunk by chunk, so a multi-MB line
+ * never holds the event loop (RELIABILITY A12).
+ */
+const SYNC_READ_MAX_BYTES = 256 * 1024;
 
 /** Bytes of the file head kept to detect an in-place rewrite. */
 export const HEAD_FINGERPRINT_BYTES = 64;
@@ -121,9 +125,9 @@ export class FileTailer {
   }
 
   /**
-   * Stats the file and reads what was appended since the last poll. Synchronous calls on one
-   * descriptor (a poll of a file in the page cache costs a few µs, not ~0.4 ms through the thread
-   * pool); a large read yields to the event loop every few MB.
+   * Stats the file and reads what was appended since the last poll, on one descriptor with
+   * synchronous calls (a poll of a file in the page cache costs a few µs, not ~0.4 ms through the
+   * thread pool); a large read goes through the thread pool (see SYNC_READ_MAX_BYTES).
    */
   async poll(): Promise<TailResult> {
     let fd: number;
@@ -202,15 +206,15 @@ export class FileTailer {
     // One buffer per poll, from a small shared pool: the assembler copies only what it keeps, so
     // a 200 MB append arriving in 200 polls leaves no garbage behind (RELIABILITY A9).
     const scratch = end > this.position ? borrowBuffer(Math.min(this.chunkBytes, end - this.position)) : null;
+    const big = end - this.position > SYNC_READ_MAX_BYTES;
     try {
       while (scratch !== null && this.position < end) {
         const want = Math.min(scratch.length, end - this.position);
-        const buf = await readInto(handle, want === scratch.length ? scratch : scratch.subarray(0, want), this.position, this.counter);
+        const buf = await readInto(big ? { asyncFd: handle } : handle, want === scratch.length ? scratch : scratch.subarray(0, want), this.position, this.counter);
         if (buf.length === 0) break; // shrank while we read: the next poll sees it
         for (const line of this.assembler.push(buf)) lines.push(line);
         this.position += buf.length;
         bytesRead += buf.length;
-        if (bytesRead % YIELD_EVERY_BYTES < buf.length && this.position < end) await new Promise<void>((r) => setImmediate(r));
       }
     } catch (err) {
       // Keep what was assembled; the offset stops where the good bytes ended.
@@ -330,15 +334,18 @@ export async function scanBackward(file: string, opts: ScanBackwardOptions): Pro
   } catch (err) {
     return { found, bytesScanned: 0, resumeAt: from, error: errText(err) };
   }
+  const scratch = borrowBuffer(Math.min(chunkBytes, Math.max(1, from - floor)));
   try {
     while (pos > floor && remaining.size > 0) {
       const start = Math.max(floor, pos - chunkBytes);
-      const chunk = await readAt(handle, start, pos - start, opts.counter);
+      // One buffer for the whole scan (a search through hundreds of MB leaves no garbage behind);
+      // what is kept across reads (the carry) is copied out of it.
+      const chunk = await readInto(handle, scratch.subarray(0, pos - start), start, opts.counter);
       if (chunk.length < pos - start) break; // the file shrank under us: stop, report what we have
       pos = start;
       const firstLf = chunk.indexOf(LF_BYTE);
       if (firstLf < 0) {
-        if (!oversized) carry = carry.length === 0 ? chunk : Buffer.concat([chunk, carry]);
+        if (!oversized) carry = Buffer.concat([chunk, carry]);
         if (carry.length > maxLineBytes) {
           oversized = true;
           carry = Buffer.alloc(0);
@@ -347,11 +354,19 @@ export async function scanBackward(file: string, opts: ScanBackwardOptions): Pro
       }
       // Whole lines: from just after the chunk's first LF through the carry (when it is whole).
       const tail = chunk.subarray(firstLf + 1);
-      const lineBytes = oversized || !carryWhole ? tail.subarray(0, tail.lastIndexOf(LF_BYTE) + 1) : tail;
-      const area = carryWhole && !oversized && carry.length > 0 ? Buffer.concat([tail, carry]) : lineBytes;
-      if (area.length > 0) search(trimLastLf(area), start + firstLf + 1);
-      resumeAt = start + firstLf + 1;
-      carry = chunk.subarray(0, firstLf);
+      const base = start + firstLf + 1;
+      if (carryWhole && !oversized && carry.length > 0) {
+        // The line across the read boundary (this chunk's last bytes and the carry) is joined on
+        // its own — not the whole chunk — and searched first: it is the later one in the file.
+        const lastLf = tail.lastIndexOf(LF_BYTE);
+        search(trimLastLf(Buffer.concat([tail.subarray(lastLf + 1), carry])), base + lastLf + 1);
+        if (lastLf >= 0) search(trimLastLf(tail.subarray(0, lastLf + 1)), base);
+      } else {
+        const lineBytes = oversized || !carryWhole ? tail.subarray(0, tail.lastIndexOf(LF_BYTE) + 1) : tail;
+        if (lineBytes.length > 0) search(trimLastLf(lineBytes), base);
+      }
+      resumeAt = base;
+      carry = Buffer.from(chunk.subarray(0, firstLf));
       carryWhole = true;
       oversized = false;
       if (carry.length > maxLineBytes) {
@@ -366,6 +381,7 @@ export async function scanBackward(file: string, opts: ScanBackwardOptions): Pro
   } catch (err) {
     return { found, bytesScanned: from - pos, resumeAt, error: errText(err) };
   } finally {
+    returnBuffer(scratch);
     await handle.close().catch(() => undefined);
   }
 }

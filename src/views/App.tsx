@@ -126,7 +126,8 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   );
   const snapshot = useMemo(() => {
     const t = Math.max(now, clock());
-    return mergeRemote(buildSnapshot(model, t, { host }), feeds, t);
+    // Rows whose data did not change since the tick are reused (see SnapshotOptions.reuseSince).
+    return mergeRemote(buildSnapshot(model, t, { host, reuseSince: now }), feeds, t);
   }, [model.version, now, host, feeds]);
   const treeRows = useMemo(() => visibleRows(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
   wake.current = useMemo(() => nextFrameChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);
@@ -152,10 +153,14 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   );
   useInput(onInput, { isActive: isRawModeSupported });
 
+  // The cursor is pinned to the first row once every home has been read: while rows are still
+  // arriving (and reordering) it stays on the first line, so where it lands does not depend on
+  // how far the reading had got when the first frame was drawn.
   const firstRow = treeRows[0]?.id ?? null;
+  const populated = model.progress.size === 0 || [...model.progress.values()].every((p) => p.done);
   useEffect(() => {
-    if (view.cursor === null && firstRow !== null) dispatch({ type: 'pin-cursor', id: firstRow });
-  }, [view.cursor, firstRow]);
+    if (view.cursor === null && firstRow !== null && populated) dispatch({ type: 'pin-cursor', id: firstRow });
+  }, [view.cursor, firstRow, populated]);
 
   // Record model-event activity each time the model changes.
   useEffect(() => {

@@ -1,0 +1,263 @@
+/**
+ * Benchmark plumbing: the dashboard in a real pty (util-linux `script`), its timing marks
+ * (LOOP_DASH_TIMING, see src/app/timing.ts), and what /proc says about the process.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Epoch ms, sub-ms precision: the same clock the app's marks use. */
+export const now = () => performance.timeOrigin + performance.now();
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until `fn()` is truthy (polled), or throws after `timeoutMs`. */
+export async function waitFor(fn, what, timeoutMs = 30_000, everyMs = 5) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+// ---- statistics -----------------------------------------------------------------------------
+
+export function quantile(values, q) {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const i = Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1));
+  return v[i];
+}
+export const median = (values) => quantile(values, 0.5);
+
+// ---- /proc ------------------------------------------------------------------------------------
+
+export function procIo(pid) {
+  try {
+    const t = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+    const get = (k) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(t)?.[1] ?? NaN);
+    return { rchar: get('rchar'), readBytes: get('read_bytes') };
+  } catch {
+    return { rchar: NaN, readBytes: NaN };
+  }
+}
+
+/** Peak and current RSS in bytes (VmHWM, VmRSS). */
+export function procMem(pid) {
+  try {
+    const t = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(t)?.[1] ?? NaN) * 1024;
+    return { hwm: kb('VmHWM'), rss: kb('VmRSS') };
+  } catch {
+    return { hwm: NaN, rss: NaN };
+  }
+}
+
+/** Open file descriptors that are regular files, and inotify watches (from fdinfo). */
+export function procFds(pid) {
+  let regular = 0;
+  let watches = 0;
+  let names;
+  try {
+    names = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return { regular: NaN, watches: NaN };
+  }
+  for (const n of names) {
+    let target;
+    try {
+      target = fs.readlinkSync(`/proc/${pid}/fd/${n}`);
+    } catch {
+      continue;
+    }
+    if (target.startsWith('anon_inode:inotify')) {
+      try {
+        const info = fs.readFileSync(`/proc/${pid}/fdinfo/${n}`, 'utf8');
+        watches += info.split('\n').filter((l) => l.startsWith('inotify wd:')).length;
+      } catch {
+        /* gone */
+      }
+    } else if (target.startsWith('/') && !target.startsWith('/dev/')) {
+      try {
+        if (fs.statSync(`/proc/${pid}/fd/${n}`).isFile()) regular++;
+      } catch {
+        /* closed meanwhile */
+      }
+    }
+  }
+  return { regular, watches };
+}
+
+/** CPU time of every thread of the process, in ms (schedstat: ns on CPU). */
+export function procCpuMs(pid) {
+  let ns = 0;
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        /* thread ended */
+      }
+    }
+  } catch {
+    return NaN;
+  }
+  return ns / 1e6;
+}
+
+// ---- the dashboard in a pty -------------------------------------------------------------------
+
+/**
+ * Starts `loop-dash --home <home>` in a pty of `rows`×`cols` via `script`, with timing marks.
+ * Returns a handle: output chunks with times, marks, keys, quit.
+ */
+export function startApp({ home, rows = 60, cols = 200, env = {}, args = [], nodeArgs = [], marksFile }) {
+  fs.rmSync(marksFile, { force: true });
+  const cmd = `stty rows ${rows} cols ${cols}; exec ${shq(process.execPath)} ${nodeArgs.map(shq).join(' ')} ${shq(path.join(repo, 'bin', 'loop-dash.js'))} --home ${shq(home)} ${args.map(shq).join(' ')}`;
+  const t0 = now();
+  const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
+    cwd: repo,
+    env: { ...process.env, CI: '0', TERM: 'xterm-256color', LOOP_DASH_TIMING: marksFile, LOOP_DASH_BUNDLE: '1', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const out = [];
+  let text = '';
+  child.stdout.on('data', (b) => {
+    const t = now();
+    const s = b.toString('utf8');
+    out.push({ t, bytes: b.length });
+    if (text.length < 1_000_000) text += s;
+  });
+  child.stderr.on('data', () => undefined);
+  let exited = null;
+  child.on('exit', (code, signal) => (exited = { code, signal, t: now() }));
+  const marksCache = [];
+  let marksFd = null;
+  let marksPos = 0;
+  let partial = '';
+  const handle = {
+    t0,
+    child,
+    out,
+    get text() {
+      return text;
+    },
+    get exited() {
+      return exited;
+    },
+    /** Parsed marks so far (reads only what was added to the marks file since the last call). */
+    marks() {
+      if (marksFd === null) {
+        try {
+          marksFd = fs.openSync(marksFile, 'r');
+        } catch {
+          return marksCache;
+        }
+      }
+      const buf = Buffer.allocUnsafe(1 << 20);
+      for (;;) {
+        const n = fs.readSync(marksFd, buf, 0, buf.length, marksPos);
+        if (n <= 0) break;
+        marksPos += n;
+        const lines = (partial + buf.subarray(0, n).toString('utf8')).split('\n');
+        partial = lines.pop();
+        for (const line of lines) if (line) marksCache.push(JSON.parse(line));
+      }
+      return marksCache;
+    },
+    pid() {
+      return handle.marks().find((m) => m.ev === 'start')?.pid ?? null;
+    },
+    /** Sends raw bytes to the terminal; returns the bench time just before the write. */
+    send(s) {
+      const t = now();
+      child.stdin.write(s);
+      return t;
+    },
+    /** First output chunk time whose accumulated text matches `re`. */
+    async waitOutput(re, timeoutMs = 30_000) {
+      await waitFor(() => re.test(text), `output ${re}`, timeoutMs, 2);
+      return now();
+    },
+    async quit(timeoutMs = 8_000) {
+      if (exited) return exited;
+      try {
+        child.stdin.write('q');
+      } catch {
+        /* closed */
+      }
+      try {
+        await waitFor(() => exited, 'exit after q', timeoutMs, 20);
+      } catch {
+        const pid = handle.pid();
+        if (pid) {
+          try {
+            process.kill(pid, 'SIGTERM');
+          } catch {
+            /* gone */
+          }
+        }
+        try {
+          await waitFor(() => exited, 'exit after SIGTERM', 3_000, 20);
+        } catch {
+          child.kill('SIGKILL');
+        }
+      }
+      if (marksFd !== null) fs.closeSync(marksFd);
+      marksFd = null;
+      return exited;
+    },
+  };
+  return handle;
+}
+
+function shq(s) {
+  return `'${String(s).replace(/'/g, `'\\''`)}'`;
+}
+
+/** A long-lived helper process whose pid the live checkpoints name (so they count as alive). */
+export function startSleeper() {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+  return child;
+}
+
+export function hasScript() {
+  return spawnSync('script', ['--version']).status === 0;
+}
+
+// ---- reading the marks ------------------------------------------------------------------------
+
+/** The first mark matching `pred` at or after time `from`. */
+export function firstMark(marks, pred, from = -Infinity) {
+  for (const m of marks) if (m.t >= from && pred(m)) return m;
+  return null;
+}
+
+/** Index: for each session file, its [size, t, version] model marks in order. */
+export function modelIndex(marks) {
+  const byFile = new Map();
+  for (const m of marks) {
+    if (m.ev !== 'model') continue;
+    for (const [file, size] of m.s) {
+      let list = byFile.get(file);
+      if (!list) byFile.set(file, (list = []));
+      list.push({ size, t: m.t, v: m.v });
+    }
+  }
+  return byFile;
+}
+
+/** When the model first held `size` bytes of `file` (at or after `from`): { t, v } or null. */
+export function modelAt(index, file, size, from) {
+  for (const e of index.get(file) ?? []) if (e.t >= from - 1 && e.size >= size) return e;
+  return null;
+}
+
+/** The first render pass (frame mark) drawing model version ≥ v at or after `from`. */
+export function frameAt(marks, v, from) {
+  return firstMark(marks, (m) => m.ev === 'frame' && m.v >= v, from);
+}

@@ -1,0 +1,548 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: how loop-dash behaves on a big pi home, measured side by side in one run.
+ *
+ *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only start,live,...]
+ *
+ * --quick (or CI=true): fewer runs, a smaller big home, 10 s idle windows. --10g: also generate a
+ * 10 GB home (disk permitting) and compare peak RSS. Figures are medians (and p50/p99 for
+ * latencies); ratios are taken within this run. Homes are cached in ~/.cache/loop-dash-bench/.
+ * See docs/PERFORMANCE.md for the method.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { cacheRoot, ensureHome, refreshLiveCheckpoints, SHAPES } from './gen-home.mjs';
+import {
+  firstMark,
+  frameAt,
+  median,
+  modelAt,
+  modelIndex,
+  now,
+  procCpuMs,
+  procFds,
+  procIo,
+  procMem,
+  quantile,
+  repo,
+  sleep,
+  startApp,
+  startSleeper,
+  waitFor,
+} from './lib.mjs';
+
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(name);
+const opt = (name) => {
+  const i = argv.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (i < 0) return null;
+  return argv[i].includes('=') ? argv[i].split('=').slice(1).join('=') : argv[i + 1];
+};
+const quick = flag('--quick') || /^(1|true)$/i.test(process.env.CI ?? '');
+const withHuge = flag('--10g');
+const only = opt('--only')?.split(',') ?? null;
+const RUNS = Number(opt('--runs') ?? (quick ? 3 : 5));
+const IDLE_S = quick ? 10 : 60;
+const APPENDS = quick ? 300 : 1000;
+const CPU_S = quick ? 5 : 20;
+const FLOOD_S = quick ? 3 : 10;
+const BIG = quick ? 'quick' : 'big';
+const want = (section) => !only || only.includes(section);
+
+const MB = 1024 * 1024;
+const log = (...a) => process.stderr.write(`${a.join(' ')}\n`);
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-bench-'));
+const appCache = path.join(scratch, 'xdg-cache');
+const appEnv = { XDG_CACHE_HOME: appCache, XDG_STATE_HOME: path.join(scratch, 'xdg-state') };
+const results = { machine: machine(), quick, runs: RUNS, at: new Date().toISOString(), sections: {} };
+const rows = [];
+
+function machine() {
+  const cpus = os.cpus();
+  return { cpu: cpus[0]?.model ?? '?', cores: cpus.length, memGB: Math.round(os.totalmem() / 2 ** 30), node: process.version, kernel: os.release() };
+}
+
+/** One reported figure: name, value, unit, target text, verdict. */
+function row(section, name, value, unit, target = '', ok = null) {
+  rows.push({ section, name, value, unit, target, ok });
+  results.sections[section] ??= {};
+  results.sections[section][name] = { value, unit, target, ok };
+}
+
+const fmt = (v, unit) => {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return String(v);
+  if (unit === 'ms') return v >= 100 ? v.toFixed(0) : v.toFixed(1);
+  if (unit === '%') return v < 1 ? v.toFixed(3) : v.toFixed(2);
+  if (unit === 'MB') return v.toFixed(1);
+  if (unit === '×') return v.toFixed(2);
+  return String(Math.round(v * 100) / 100);
+};
+
+function clearAppCache() {
+  fs.rmSync(path.join(appCache, 'loop-dash'), { recursive: true, force: true });
+}
+
+// ---- floor ------------------------------------------------------------------------------------
+
+function floorOnce(home) {
+  const t0 = now();
+  execFileSync(process.execPath, [path.join(repo, 'bench', 'floor.mjs'), home], { encoding: 'utf8' });
+  return now() - t0;
+}
+
+// ---- start-up ---------------------------------------------------------------------------------
+
+/**
+ * One start: exec → first output, → first frame listing sessions, → populated (first render pass
+ * after every home was read); bytes read, peak RSS, fds, watches. With `keys`, '?' and Esc are
+ * pressed alternately every 50 ms from the first frame until populated (keypress → frame).
+ */
+async function startOnce(home, { cold, keys = false, settleMs = 1500, rows: termRows = 60 } = {}) {
+  if (cold) clearAppCache();
+  const app = startApp({ home, env: appEnv, rows: termRows, marksFile: path.join(scratch, 'marks.jsonl') });
+  let maxRegular = 0;
+  let maxWatches = 0;
+  let pid = null;
+  const sampler = setInterval(() => {
+    pid ??= app.pid();
+    if (!pid) return;
+    const f = procFds(pid);
+    if (f.regular > maxRegular) maxRegular = f.regular;
+    if (f.watches > maxWatches) maxWatches = f.watches;
+  }, 10);
+  try {
+    const tOut = await app.waitOutput(/loop-dash/, 30_000);
+    const sent = [];
+    let keyTimer = null;
+    if (keys) {
+      keyTimer = setInterval(() => sent.push(app.send(sent.length % 2 === 0 ? '?' : '\x1b')), 50);
+    }
+    const populated = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.p), 'populated frame', 120_000, 5);
+    pid ??= app.pid();
+    const ioAtPopulated = procIo(pid);
+    if (keyTimer) {
+      await sleep(300);
+      clearInterval(keyTimer);
+      // An even number of presses leaves the help closed.
+      if (sent.length % 2 === 1) sent.push(app.send('\x1b'));
+    }
+    await sleep(settleMs);
+    const ioAfter = procIo(pid);
+    const mem = procMem(pid);
+    const fds = procFds(pid);
+    const marks = app.marks();
+    const firstList = firstMark(marks, (m) => m.ev === 'frame' && m.r > 0);
+    const keyLat = [];
+    for (let i = 0; i < sent.length; i++) {
+      const f = firstMark(marks, (m) => m.ev === 'frame' && m.k >= i + 1, sent[i]);
+      keyLat.push(f ? f.t - sent[i] : NaN);
+    }
+    return {
+      firstOutput: tOut - app.t0,
+      firstList: firstList ? firstList.t - app.t0 : NaN,
+      populated: populated.t - app.t0,
+      rcharPopulated: ioAtPopulated.rchar,
+      rcharSettled: ioAfter.rchar,
+      hwm: mem.hwm,
+      maxRegularFds: Math.max(maxRegular, fds.regular),
+      watches: Math.max(maxWatches, fds.watches),
+      keyLat,
+    };
+  } finally {
+    clearInterval(sampler);
+    await app.quit();
+  }
+}
+
+async function startSection(name, home, manifest, baseRchar) {
+  log(`start-up on ${name} (${(manifest.totalBytes / MB).toFixed(0)} MB, ${manifest.roots.length} roots, ${manifest.lanes.length} lanes): ${RUNS} cold/warm pairs`);
+  const cold = [];
+  const warm = [];
+  for (let i = 0; i < RUNS; i++) {
+    cold.push(await startOnce(home, { cold: true }));
+    warm.push(await startOnce(home, { cold: false }));
+    log(`  run ${i + 1}: cold first ${cold[i].firstOutput.toFixed(0)} / list ${cold[i].firstList.toFixed(0)} / populated ${cold[i].populated.toFixed(0)} ms; warm ${warm[i].firstOutput.toFixed(0)} / ${warm[i].firstList.toFixed(0)} / ${warm[i].populated.toFixed(0)} ms`);
+  }
+  const m = (list, k) => median(list.map((r) => r[k]));
+  const s = { cold: {}, warm: {} };
+  for (const [label, list] of [['cold', cold], ['warm', warm]]) {
+    for (const k of ['firstOutput', 'firstList', 'populated', 'rcharPopulated', 'rcharSettled', 'hwm', 'maxRegularFds', 'watches']) s[label][k] = m(list, k);
+  }
+  return s;
+}
+
+// ---- live: appends, bursts, CPU, flood, keys, idle ---------------------------------------------
+
+const ASSISTANT_TEXT = 'Checked the call sites again; the retry options now live in one place and the tests pass. '.repeat(8);
+
+function appendLine(at) {
+  return (
+    JSON.stringify({
+      type: 'message',
+      id: Math.random().toString(16).slice(2, 10),
+      parentId: null,
+      timestamp: new Date(at).toISOString(),
+      message: { role: 'assistant', content: [{ type: 'text', text: ASSISTANT_TEXT }], api: 'openai-responses', provider: 'openai', model: 'gpt-6.1-sol', usage: { input: 1000, output: 120, cacheRead: 0, cacheWrite: 0, totalTokens: 1120 }, stopReason: 'toolUse', timestamp: Math.round(at) },
+    }) + '\n'
+  );
+}
+
+/** Appends to the home are undone afterwards (size and mtime), so the cached home stays as generated. */
+class Restorer {
+  constructor() {
+    this.files = new Map();
+  }
+  note(file) {
+    if (this.files.has(file)) return;
+    const st = fs.statSync(file);
+    this.files.set(file, { size: st.size, atime: st.atime, mtime: st.mtime });
+  }
+  restore() {
+    for (const [file, s] of this.files) {
+      try {
+        fs.truncateSync(file, s.size);
+        fs.utimesSync(file, s.atime, s.mtime);
+      } catch {
+        /* best effort */
+      }
+    }
+    this.files.clear();
+  }
+}
+
+async function typeFilter(app, text) {
+  const marks = app.marks();
+  const k0 = marks.filter((m) => m.ev === 'frame').reduce((k, m) => Math.max(k, m.k), 0);
+  app.send('\x1b');
+  await sleep(60);
+  app.send('/');
+  await sleep(60);
+  app.send(text);
+  await sleep(60);
+  const t = app.send('\r');
+  await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.k >= k0 + 3, t), 'filter applied', 5_000, 10);
+}
+
+async function cpuOver(pid, seconds) {
+  const c0 = procCpuMs(pid);
+  const t0 = now();
+  await sleep(seconds * 1000);
+  return ((procCpuMs(pid) - c0) / (now() - t0)) * 100;
+}
+
+async function liveSection(home, manifest) {
+  log('live: a first-ever start (no cache) in a 72-row terminal, filter "requesting" (the live roots with countdowns)');
+  clearAppCache();
+  const app = startApp({ home, env: appEnv, rows: 72, cols: 200, marksFile: path.join(scratch, 'live-marks.jsonl') });
+  const restorer = new Restorer();
+  const out = {};
+  try {
+    await app.waitOutput(/loop-dash/, 30_000);
+    const populated = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.p), 'populated', 120_000, 10);
+    const pid = app.pid();
+    const io0 = procIo(pid).rchar;
+    const cpu0 = procCpuMs(pid);
+    await typeFilter(app, 'requesting');
+    // One-time work after a first start: the search for state entries before the tail windows
+    // (cached from then on), and the bounds audit 15 s after start. Steady state comes after.
+    log('  waiting for the one-time background work (deep search, bounds audit) …');
+    const bg = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'background'), 'background work done', 600_000, 200);
+    const audit = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'audit'), 'bounds audit done', 120_000, 200);
+    out.oneTime = {
+      backgroundMs: bg.t - populated.t,
+      auditAfterMs: audit.t - populated.t,
+      rchar: procIo(pid).rchar - io0,
+      cpuMs: procCpuMs(pid) - cpu0,
+    };
+    await sleep(2000);
+
+    log(`  idle ${IDLE_S} s with the live countdowns visible …`);
+    out.idleCountdowns = await cpuOver(pid, IDLE_S);
+
+    const visible = manifest.liveRootFiles ?? [];
+    const lanes = manifest.lanes.slice(0, 50);
+    const targets = [...visible.slice(0, 50), ...lanes].slice(0, 100);
+    for (const f of targets) restorer.note(f);
+
+    log(`  ${APPENDS} appends over ${targets.length} files at 80/s …`);
+    const appends = [];
+    const gap = 1000 / 80;
+    const tStart = now();
+    for (let i = 0; i < APPENDS; i++) {
+      const due = tStart + i * gap;
+      const wait = due - now();
+      if (wait > 1) await sleep(wait);
+      const file = targets[i % targets.length];
+      const at = now();
+      fs.appendFileSync(file, appendLine(at));
+      appends.push({ file, size: fs.statSync(file).size, t: now() });
+    }
+    await sleep(1500);
+    let marks = app.marks();
+    let idx = modelIndex(marks);
+    const toModel = [];
+    const toFrame = [];
+    for (const a of appends) {
+      const m = modelAt(idx, a.file, a.size, a.t);
+      toModel.push(m ? m.t - a.t : NaN);
+      const f = m ? frameAt(marks, m.v, m.t) : null;
+      toFrame.push(f ? f.t - a.t : NaN);
+    }
+    out.appendModel = { p50: quantile(toModel, 0.5), p99: quantile(toModel, 0.99), missing: toModel.filter((x) => !Number.isFinite(x)).length };
+    out.appendFrame = { p50: quantile(toFrame, 0.5), p99: quantile(toFrame, 0.99), missing: toFrame.filter((x) => !Number.isFinite(x)).length };
+
+    log('  bursts: 200 appends back to back to one file, 10 times …');
+    const lastOfBurst = [];
+    const lastOfBurstFrame = [];
+    for (let b = 0; b < 10; b++) {
+      const file = targets[b * 7 % targets.length];
+      let last = null;
+      for (let i = 0; i < 200; i++) {
+        fs.appendFileSync(file, appendLine(now()));
+        last = { size: fs.statSync(file).size, t: now() };
+      }
+      await sleep(1200);
+      marks = app.marks();
+      idx = modelIndex(marks);
+      const m = modelAt(idx, file, last.size, last.t);
+      lastOfBurst.push(m ? m.t - last.t : NaN);
+      const f = m ? frameAt(marks, m.v, m.t) : null;
+      lastOfBurstFrame.push(f ? f.t - last.t : NaN);
+    }
+    out.burstLast = { p50: quantile(lastOfBurst, 0.5), max: Math.max(...lastOfBurst.map((x) => (Number.isFinite(x) ? x : Infinity))) };
+    out.burstLastFrame = { p50: quantile(lastOfBurstFrame, 0.5), max: Math.max(...lastOfBurstFrame.map((x) => (Number.isFinite(x) ? x : Infinity))) };
+
+    log(`  CPU at 100 appends/s over ${targets.length} files for ${CPU_S} s …`);
+    {
+      const c0 = procCpuMs(pid);
+      const t0 = now();
+      const n = CPU_S * 100;
+      for (let i = 0; i < n; i++) {
+        const wait = t0 + i * 10 - now();
+        if (wait > 1) await sleep(wait);
+        fs.appendFileSync(targets[i % targets.length], appendLine(now()));
+      }
+      out.cpu100 = ((procCpuMs(pid) - c0) / (now() - t0)) * 100;
+    }
+    await sleep(1000);
+
+    log(`  flood: 10 000 lines/s over 10 files for ${FLOOD_S} s …`);
+    {
+      const files = targets.slice(0, 10);
+      const fds = files.map((f) => fs.openSync(f, 'a'));
+      const line = appendLine(now());
+      const t0 = now();
+      let ticks = 0;
+      while (now() - t0 < FLOOD_S * 1000) {
+        const due = t0 + ticks * 10;
+        const wait = due - now();
+        if (wait > 1) await sleep(wait);
+        for (let f = 0; f < fds.length; f++) fs.writeSync(fds[f], line.repeat(10));
+        ticks++;
+      }
+      const tEnd = now();
+      for (const fd of fds) fs.closeSync(fd);
+      const finalSizes = files.map((f) => fs.statSync(f).size);
+      await sleep(3000);
+      marks = app.marks();
+      idx = modelIndex(marks);
+      let lag = 0;
+      let frameLag = 0;
+      for (let i = 0; i < files.length; i++) {
+        const m = modelAt(idx, files[i], finalSizes[i], t0);
+        lag = Math.max(lag, m ? m.t - tEnd : Infinity);
+        const f = m ? frameAt(marks, m.v, m.t) : null;
+        frameLag = Math.max(frameLag, f ? f.t - tEnd : Infinity);
+      }
+      out.flood = { lines: ticks * 100, seconds: (tEnd - t0) / 1000, lagModel: lag, lagFrame: frameLag };
+    }
+
+    log('  keys: 100 presses (? / Esc) every 100 ms …');
+    {
+      const base = app.marks().filter((m) => m.ev === 'frame').reduce((k, m) => Math.max(k, m.k), 0);
+      const sent = [];
+      for (let i = 0; i < 100; i++) {
+        sent.push(app.send(i % 2 === 0 ? '?' : '\x1b'));
+        await sleep(100);
+      }
+      await sleep(300);
+      marks = app.marks();
+      const lat = sent.map((t, i) => {
+        const f = firstMark(marks, (m) => m.ev === 'frame' && m.k >= base + i + 1, t);
+        return f ? f.t - t : NaN;
+      });
+      out.keys = { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99) };
+    }
+
+    log(`  idle ${IDLE_S} s with nothing changing on screen (filter "ended") …`);
+    await typeFilter(app, 'ended');
+    await sleep(2000);
+    out.idleStatic = await cpuOver(pid, IDLE_S);
+    out.hwm = procMem(pid).hwm;
+  } finally {
+    await app.quit();
+    restorer.restore();
+  }
+  return out;
+}
+
+// ---- main -------------------------------------------------------------------------------------
+
+async function main() {
+  if (!fs.existsSync(path.join(repo, 'dist', 'src', 'cli', 'main.js'))) throw new Error('build first: npm run build');
+  // The bundle must be at least as new as the compiled modules, or bin/loop-dash.js runs the modules.
+  execFileSync(process.execPath, [path.join(repo, 'scripts', 'bundle.mjs')], { stdio: 'inherit' });
+  results.bundled = fs.statSync(path.join(repo, 'dist', 'src', 'cli', 'main.bundle.mjs'), { throwIfNoEntry: false }) !== undefined;
+  log(`loop-dash bench${quick ? ' (quick)' : ''}: ${results.machine.cpu}, ${results.machine.cores} cores, node ${process.version}`);
+  const big = await ensureHome(BIG, log);
+  const small = await ensureHome('small', log);
+  const sleeper = startSleeper();
+  const { processStartIdentity } = await import(path.join(repo, 'dist', 'src', 'readers', 'process-probe.js'));
+  await sleep(50);
+  const pidStart = processStartIdentity(sleeper.pid);
+  for (const h of [big, small]) {
+    await refreshLiveCheckpoints(h.manifest, sleeper.pid, pidStart, Date.now());
+    h.manifest.liveRootFiles = h.manifest.liveCheckpoints.map((cp) => JSON.parse(fs.readFileSync(cp, 'utf8')).sessionFile).filter(Boolean);
+  }
+  results.homes = Object.fromEntries([['big', big], ['small', small]].map(([k, h]) => [k, { dir: h.dir, totalBytes: h.manifest.totalBytes, files: h.manifest.files, roots: h.manifest.roots.length, lanes: h.manifest.lanes.length, largestBytes: h.manifest.largestBytes }]));
+  const bigMB = big.manifest.totalBytes / MB;
+
+  try {
+    if (want('floor') || want('start')) {
+      const fb = [];
+      const fs_ = [];
+      for (let i = 0; i < RUNS; i++) {
+        fb.push(floorOnce(big.home));
+        fs_.push(floorOnce(small.home));
+      }
+      results.floor = { big: median(fb), small: median(fs_) };
+      row('floor', `walk+stat every file, ${bigMB.toFixed(0)} MB home`, results.floor.big, 'ms');
+      row('floor', 'walk+stat every file, 10 MB home', results.floor.small, 'ms');
+    }
+
+    if (want('start')) {
+      // Baseline bytes: the app on a home that does not exist (code loading, terminal).
+      const emptyHome = path.join(scratch, 'no-home');
+      const empty = startApp({ home: emptyHome, env: appEnv, marksFile: path.join(scratch, 'empty-marks.jsonl') });
+      await empty.waitOutput(/loop-dash/, 30_000);
+      await sleep(1000);
+      const baseRchar = procIo(empty.pid()).rchar;
+      await empty.quit();
+
+      const sb = await startSection('big', big.home, big.manifest, baseRchar);
+      const ss = await startSection('small', small.home, small.manifest, baseRchar);
+      results.start = { big: sb, small: ss, baseRchar };
+      const share = (r) => (r / big.manifest.totalBytes) * 100;
+      const net = (r) => ((r - baseRchar) / big.manifest.totalBytes) * 100;
+      row('start', 'exec → first frame (output), big cold', sb.cold.firstOutput, 'ms', '≤ 500', sb.cold.firstOutput <= 500);
+      row('start', 'exec → first frame listing sessions, big cold', sb.cold.firstList, 'ms', '≤ 500', sb.cold.firstList <= 500);
+      row('start', 'exec → first frame listing sessions, big warm', sb.warm.firstList, 'ms', '≤ 500', sb.warm.firstList <= 500);
+      row('start', 'exec → fully populated, big cold', sb.cold.populated, 'ms', '≤ 2000', sb.cold.populated <= 2000);
+      row('start', 'exec → fully populated, big warm', sb.warm.populated, 'ms', '≤ 1000', sb.warm.populated <= 1000);
+      row('start', 'exec → first frame listing sessions, 10 MB home', ss.cold.firstList, 'ms');
+      row('start', 'exec → fully populated, 10 MB cold', ss.cold.populated, 'ms');
+      row('start', 'exec → fully populated, 10 MB warm', ss.warm.populated, 'ms');
+      row('start', 'populated big ÷ 10 MB, cold', sb.cold.populated / ss.cold.populated, '×', '≤ 1.5', sb.cold.populated / ss.cold.populated <= 1.5);
+      row('start', 'populated big ÷ 10 MB, warm', sb.warm.populated / ss.warm.populated, '×', '≤ 1.5', sb.warm.populated / ss.warm.populated <= 1.5);
+      row('start', 'populated big cold ÷ floor', sb.cold.populated / results.floor.big, '×');
+      row('start', 'first list frame big cold ÷ floor', sb.cold.firstList / results.floor.big, '×');
+      row('start', 'bytes read at populated, cold (rchar / home)', share(sb.cold.rcharPopulated), '%', '≤ 7', share(sb.cold.rcharPopulated) <= 7);
+      row('start', 'bytes read at populated, warm (rchar / home)', share(sb.warm.rcharPopulated), '%', '≤ 1', share(sb.warm.rcharPopulated) <= 1);
+      row('start', 'bytes read 1.5 s after populated, cold', share(sb.cold.rcharSettled), '%');
+      row('start', 'bytes read 1.5 s after populated, warm', share(sb.warm.rcharSettled), '%');
+      row('start', 'of which code and terminal (empty home)', share(baseRchar), '%');
+      row('start', 'bytes read at populated net of code, cold', net(sb.cold.rcharPopulated), '%');
+      row('start', 'bytes read at populated net of code, warm', net(sb.warm.rcharPopulated), '%');
+      row('start', 'peak RSS, big cold', sb.cold.hwm / MB, 'MB', '≤ 200', sb.cold.hwm / MB <= 200);
+      row('start', 'peak RSS, big warm', sb.warm.hwm / MB, 'MB', '≤ 200', sb.warm.hwm / MB <= 200);
+      row('start', 'peak RSS, 10 MB', ss.cold.hwm / MB, 'MB');
+      row('start', 'open regular-file fds (max sampled every 10 ms), big', Math.max(sb.cold.maxRegularFds, sb.warm.maxRegularFds), '', '≤ 32', Math.max(sb.cold.maxRegularFds, sb.warm.maxRegularFds) <= 32);
+      row('start', 'inotify watches, big', sb.cold.watches, '');
+      row('start', 'inotify watches, 10 MB', ss.cold.watches, '');
+    }
+
+    if (want('keys')) {
+      log(`keys during start-up (big, cold): ${RUNS} starts, ? / Esc every 50 ms from the first frame`);
+      const lat = [];
+      for (let i = 0; i < RUNS; i++) lat.push(...(await startOnce(big.home, { cold: true, keys: true })).keyLat);
+      const p99 = quantile(lat, 0.99);
+      row('keys', `keypress → frame during start-up p50 (n=${lat.length})`, quantile(lat, 0.5), 'ms');
+      row('keys', 'keypress → frame during start-up p99', p99, 'ms', '≤ 100', p99 <= 100);
+    }
+
+    if (want('live')) {
+      const live = await liveSection(big.home, big.manifest);
+      results.live = live;
+      row('live', 'idle CPU, 50 countdowns visible', live.idleCountdowns, '%', '≤ 3', live.idleCountdowns <= 3);
+      row('live', 'idle CPU, nothing changing on screen', live.idleStatic, '%', '≤ 0.1', live.idleStatic <= 0.1);
+      row('live', `append → model p50 (${APPENDS} appends)`, live.appendModel.p50, 'ms', '≤ 50', live.appendModel.p50 <= 50);
+      row('live', 'append → model p99', live.appendModel.p99, 'ms');
+      row('live', 'append → frame p50', live.appendFrame.p50, 'ms', '≤ 50', live.appendFrame.p50 <= 50);
+      row('live', 'append → frame p99', live.appendFrame.p99, 'ms', '≤ 250', live.appendFrame.p99 <= 250);
+      if (live.appendModel.missing) row('live', 'appends never seen in the model', live.appendModel.missing, '', '0', false);
+      row('live', 'last append of a burst → model, max of 10', live.burstLast.max, 'ms', '≤ 250', live.burstLast.max <= 250);
+      row('live', 'last append of a burst → frame, max of 10', live.burstLastFrame.max, 'ms', '≤ 250', live.burstLastFrame.max <= 250);
+      row('live', 'CPU at 100 appends/s over 100 files', live.cpu100, '%', '≤ 15', live.cpu100 <= 15);
+      row('live', `flood ${Math.round(live.flood.lines / live.flood.seconds)} lines/s: lag at the end → model`, live.flood.lagModel, 'ms');
+      row('live', 'flood: lag at the end → frame', live.flood.lagFrame, 'ms');
+      row('live', 'keypress → frame p50 (steady)', live.keys.p50, 'ms');
+      row('live', 'keypress → frame p99 (steady)', live.keys.p99, 'ms', '≤ 100', live.keys.p99 <= 100);
+      row('live', 'peak RSS after the live run', live.hwm / MB, 'MB', '≤ 200', live.hwm / MB <= 200);
+      row('once', 'first start ever: populated → background search done', live.oneTime.backgroundMs, 'ms');
+      row('once', 'bytes read by it and the bounds audit (share of home)', (live.oneTime.rchar / big.manifest.totalBytes) * 100, '%');
+      row('once', 'CPU spent by them', live.oneTime.cpuMs, 'ms');
+    }
+
+    if (withHuge) {
+      const free = Number(execFileSync('df', ['-k', '--output=avail', cacheRoot()], { encoding: 'utf8' }).split('\n')[1]) * 1024;
+      const needed = 12 * 2 ** 30;
+      if (free < needed * 2) {
+        row('huge', '10 GB home', 'skipped', '', `needs ${needed / 2 ** 30} GB free ×2, have ${(free / 2 ** 30).toFixed(0)} GB`);
+      } else {
+        const huge = await ensureHome('huge', log);
+        await refreshLiveCheckpoints(huge.manifest, sleeper.pid, pidStart, Date.now());
+        const a = [];
+        const b = [];
+        for (let i = 0; i < Math.min(RUNS, 3); i++) {
+          a.push((await startOnce(big.home, { cold: true })).hwm);
+          b.push((await startOnce(huge.home, { cold: true })).hwm);
+        }
+        const ra = median(a);
+        const rb = median(b);
+        const diff = (Math.abs(rb - ra) / ra) * 100;
+        row('huge', `peak RSS, ${(huge.manifest.totalBytes / 2 ** 30).toFixed(1)} GB home, cold`, rb / MB, 'MB');
+        row('huge', 'peak RSS, 1 GB home, cold (same run)', ra / MB, 'MB');
+        row('huge', 'RSS difference 10 GB vs 1 GB', diff, '%', '< 10', diff < 10);
+      }
+    }
+  } finally {
+    sleeper.kill();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+
+  // Report.
+  const w = Math.max(...rows.map((r) => r.name.length));
+  let section = '';
+  const lines = [];
+  for (const r of rows) {
+    if (r.section !== section) {
+      section = r.section;
+      lines.push(`\n[${section}]`);
+    }
+    const verdict = r.ok === null ? '' : r.ok ? '  ok' : '  MISS';
+    lines.push(`  ${r.name.padEnd(w)}  ${fmt(r.value, r.unit).padStart(9)} ${r.unit.padEnd(2)}  ${r.target ? `target ${r.target}` : ''}${verdict}`);
+  }
+  process.stdout.write(`loop-dash bench — ${results.machine.cpu} × ${results.machine.cores}, ${results.machine.memGB} GB, node ${process.version}; big home ${bigMB.toFixed(0)} MB (${big.manifest.roots.length} roots, ${big.manifest.lanes.length} lanes, largest ${(big.manifest.largestBytes / MB).toFixed(0)} MB, ${big.manifest.files} files); medians of ${RUNS}\n`);
+  process.stdout.write(lines.join('\n') + '\n');
+  const resultsDir = path.join(cacheRoot(), 'results');
+  fs.mkdirSync(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `${results.at.replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ ...results, rows }, null, 2));
+  process.stdout.write(`\nresults: ${file}\n`);
+  const missed = rows.filter((r) => r.ok === false).length;
+  process.stdout.write(`${missed} target${missed === 1 ? '' : 's'} missed\n`);
+}
+
+await main();

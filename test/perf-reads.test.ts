@@ -1,0 +1,156 @@
+/**
+ * What the live store reads (docs/PERFORMANCE.md), counted with the read counter: an append costs
+ * exactly the appended bytes; a restart from the session cache reads exactly what was appended
+ * while it was closed and shows the same facts as a fresh read; a file rewritten behind the cache's
+ * back is read again; a state entry far before the tail is found by the background search and
+ * remembered. Not timed: every assertion is about bytes and facts.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLiveStore, type LiveStore } from '../src/app/live-store.js';
+import { createReadCounter, type ReadCounter } from '../src/readers/read-counter.js';
+import { assistantEntry, customEntry, tempHome, writeRootSession } from './support/mini-home.js';
+import { waitFor } from './support/wait-for.js';
+
+const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+const FILLER = 'reading the module again to line up the call sites with the plan; nothing here changes. '.repeat(20);
+
+/** A root session of about `bytes` (its loop state right after the header, then plain turns). */
+function bigSession(home: string, id: string, bytes: number, stateFirst = true): string {
+  const lines: string[] = [];
+  if (stateFirst) lines.push(customEntry('loop-continuation-state', { armed: true, launch: null, nudgeCount: 3 }, T0 + 1));
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = assistantEntry(T0 + 10 + i, { content: [{ type: 'text', text: FILLER }], stopReason: 'toolUse' });
+    lines.push(line);
+    size += line.length;
+  }
+  return writeRootSession(home, { id, cwd: `/work/${id}`, at: T0, lines });
+}
+
+async function open(home: string, cacheDir: string, counter: ReadCounter): Promise<LiveStore> {
+  const store = createLiveStore([home], { counter, cacheDir, batchMs: 10, reconcileMs: 60_000 });
+  await store.start();
+  return store;
+}
+
+const sizeOf = (file: string) => readFileSync(file).length;
+
+test('an append costs exactly the appended bytes, through the live store (cold start, then warm)', async () => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  const files = [bigSession(home, 'big-1', 600_000), bigSession(home, 'big-2', 120_000), bigSession(home, 'small-3', 2_000)];
+  const counter = createReadCounter();
+  const store = await open(home, cacheDir, counter);
+  try {
+    const facts = (f: string) => store.getState().sessionFiles.get(f);
+    assert.equal(facts(files[0]!)?.continuation?.armed, true);
+    // The one-time search before the tail windows runs in the background after a first start.
+    await store.background();
+    let appended = 0;
+    const before = counter.bytesRead;
+    for (let round = 0; round < 5; round++) {
+      for (const [i, f] of files.entries()) {
+        const line = assistantEntry(T0 + 100_000 + round * 10 + i, { stopReason: round === 4 ? 'error' : 'toolUse', errorMessage: `round ${round}` });
+        appendFileSync(f, line);
+        appended += Buffer.byteLength(line);
+      }
+      await waitFor(() => files.every((f) => facts(f)?.size === sizeOf(f)), `round ${round} read`, 5_000);
+    }
+    await waitFor(() => files.every((f) => facts(f)?.lastAssistant?.errorMessage === 'round 4'), 'the last round in the model', 5_000);
+    // Re-checks and the sweep read nothing more: wait past the re-check delay, then count.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(counter.bytesRead - before, appended, 'exactly the appended bytes were read');
+  } finally {
+    await store.stop();
+  }
+
+  // A restart resumes from the cache: exactly what was appended while closed is read.
+  const more = assistantEntry(T0 + 200_000, { stopReason: 'aborted', errorMessage: 'while closed' });
+  appendFileSync(files[0]!, more);
+  const counter2 = createReadCounter();
+  const warm = await open(home, cacheDir, counter2);
+  try {
+    assert.equal(counter2.bytesRead, Buffer.byteLength(more), 'a warm start reads only the bytes appended since');
+    const f0 = warm.getState().sessionFiles.get(files[0]!);
+    assert.equal(f0?.lastAssistant?.errorMessage, 'while closed');
+    assert.equal(f0?.continuation?.armed, true, 'the state entry found by the first run is remembered');
+    // The same facts as a fresh read without the cache.
+    const fresh = await open(home, mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-')), createReadCounter());
+    try {
+      for (const f of files) {
+        const a = warm.getState().sessionFiles.get(f)!;
+        const b = fresh.getState().sessionFiles.get(f)!;
+        for (const k of ['sessionId', 'name', 'model', 'continuation', 'lastAssistant', 'lastEntryAt', 'size'] as const) {
+          assert.deepEqual(a[k], b[k], `${path.basename(f)}: ${k}`);
+        }
+      }
+    } finally {
+      await fresh.stop();
+    }
+  } finally {
+    await warm.stop();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
+
+test('a file rewritten behind the cache (same header, longer) is read again, not resumed', async () => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  const file = bigSession(home, 'rewritten', 200_000);
+  const s1 = await open(home, cacheDir, createReadCounter());
+  await s1.stop();
+  // Same first line (same head bytes), different content after it, and longer than before.
+  const header = readFileSync(file, 'utf8').split('\n')[0]!;
+  const state = customEntry('loop-continuation-state', { armed: false, launch: null, nudgeCount: 9 }, T0 + 5);
+  writeFileSync(file, `${header}\n${state}${assistantEntry(T0 + 7, { content: [{ type: 'text', text: FILLER.repeat(150) }] })}`);
+  assert.ok(sizeOf(file) > 200_000);
+  const counter = createReadCounter();
+  const s2 = await open(home, cacheDir, counter);
+  try {
+    const f = s2.getState().sessionFiles.get(file)!;
+    assert.equal(f.continuation?.armed, false, 'the new content is shown');
+    assert.equal(f.continuation?.nudgeCount, 9);
+    assert.ok(counter.bytesRead > 0);
+  } finally {
+    await s2.stop();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
+
+test('a state entry far before the tail: found by the background search, remembered for the next start', async () => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  // The loop state sits 1.5 MB before the end, beyond the head block and the tail window.
+  const lines = [assistantEntry(T0 + 2, { content: [{ type: 'text', text: FILLER.repeat(100) }] })];
+  lines.push(customEntry('loop-continuation-state', { armed: false, launch: null, nudgeCount: 7 }, T0 + 3));
+  let size = 0;
+  for (let i = 0; size < 1_500_000; i++) {
+    const line = assistantEntry(T0 + 10 + i, { content: [{ type: 'text', text: FILLER }], stopReason: 'toolUse' });
+    lines.push(line);
+    size += line.length;
+  }
+  const file = writeRootSession(home, { id: 'far', cwd: '/work/far', at: T0, lines });
+  const s1 = await open(home, cacheDir, createReadCounter());
+  try {
+    await waitFor(() => s1.getState().sessionFiles.get(file)?.continuation?.nudgeCount === 7, 'the far state entry', 10_000);
+    await s1.background();
+  } finally {
+    await s1.stop();
+  }
+  const counter = createReadCounter();
+  const s2 = await open(home, cacheDir, counter);
+  try {
+    assert.equal(s2.getState().sessionFiles.get(file)?.continuation?.armed, false);
+    assert.equal(counter.bytesRead, 0, 'nothing was appended: a warm start reads no content');
+  } finally {
+    await s2.stop();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
