@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -144,16 +145,38 @@ test('a directory or an unreadable file is an error string, never a throw', asyn
   assert.match(r.error ?? '', /not a regular file|EISDIR/);
 });
 
-test('EACCES is reported and recovered after chmod back', { skip: process.getuid?.() === 0 ? 'root ignores file modes' : false }, async () => {
+test('EACCES is reported and recovered after chmod back (as root: in a child running as nobody, which owns the file)', async () => {
   const dir = tmp();
   const f = path.join(dir, 's.jsonl');
   fs.writeFileSync(f, 'a\n');
-  fs.chmodSync(f, 0o000);
-  const t = new FileTailer(f);
-  const r = await t.poll();
-  assert.match(r.error ?? '', /EACCES/);
-  fs.chmodSync(f, 0o644);
-  assert.deepEqual(texts((await t.poll()).lines), ['a']);
+  const scenario = async (tailerUrl: string, file: string) => {
+    const { FileTailer: Tailer } = (await import(tailerUrl)) as typeof import('../src/readers/tailer.js');
+    const { chmodSync } = await import('node:fs');
+    chmodSync(file, 0o000);
+    const t = new Tailer(file);
+    const denied = (await t.poll()).error ?? '';
+    chmodSync(file, 0o644);
+    const after = (await t.poll()).lines.map((l) => l.text);
+    return { denied, after };
+  };
+  const url = new URL('../src/readers/tailer.js', import.meta.url).href;
+  let result: { denied: string; after: string[] };
+  if (process.getuid?.() === 0) {
+    // Root ignores file modes: the owner (nobody) does not.
+    fs.chmodSync(dir, 0o755);
+    fs.chownSync(f, 65534, 65534);
+    const child = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', `const run = ${scenario.toString()}; console.log(JSON.stringify(await run(${JSON.stringify(url)}, ${JSON.stringify(f)})));`],
+      { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 10_000 },
+    );
+    assert.equal(child.status, 0, `the child as nobody ran: ${child.stderr}`);
+    result = JSON.parse(child.stdout);
+  } else {
+    result = await scenario(url, f);
+  }
+  assert.match(result.denied, /EACCES/);
+  assert.deepEqual(result.after, ['a']);
 });
 
 test('starting mid-file drops the cut line silently; at a line start nothing is dropped', async () => {
