@@ -6,6 +6,7 @@
  *
  * All times are relative to `ctx.now`; ids are derived from names, so a plan is deterministic.
  */
+import type { SessionState } from '../model/session-state.js';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Checkpoint, CheckpointLimits } from '../contract/checkpoint.js';
@@ -118,19 +119,8 @@ export const stateLogFor = (repoDir: string, name: string): string => stateLogPa
 
 // ---- plan types ------------------------------------------------------------------------------
 
-/** SPEC §2 session states. */
-export type ExpectedState =
-  | 'lost'
-  | 'held'
-  | 'requesting'
-  | 'tools'
-  | 'retry-wait'
-  | 'recovering'
-  | 'stopped'
-  | 'waiting'
-  | 'idle'
-  | 'ended'
-  | 'unknown';
+/** SPEC §2 session states (the type only: expected values are still computed here, independently). */
+export type ExpectedState = SessionState;
 
 /** What the dashboard must show for one session at `now` (epoch ms). */
 export interface DemoExpect {
