@@ -1,13 +1,14 @@
 /**
- * The dashboard's bounds audit, run in a worker thread with a heap of its own (see
- * `backgroundAudit` in run-dashboard.tsx): it samples up to 256 MB of session tails, and its
- * garbage then never grows the dashboard's heap; the worker's memory goes when it ends.
+ * The dashboard's bounds audit, run in a short-lived child process (see `backgroundAudit` in
+ * run-dashboard.tsx): it samples up to 256 MB of session tails, and that work's memory and garbage
+ * then never grow the long-lived dashboard; all of it goes back when the child ends.
+ *
+ * Input: the JSON `{homes, now}` as the one argument; output: the audit results as JSON on stdout.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { loadAudit } from '../cli/audit-command.js';
 import type { AuditResult } from '../model/audit.js';
 
-const { homes, now } = workerData as { homes: string[]; now: number };
+const { homes, now } = JSON.parse(process.argv[2] ?? '{}') as { homes: string[]; now: number };
 const results: AuditResult[] = [];
 for (const home of homes) results.push(await loadAudit(home, { now }));
-parentPort?.postMessage(results);
+process.stdout.write(JSON.stringify(results));

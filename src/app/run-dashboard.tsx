@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { format } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
-import { Worker } from 'node:worker_threads';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { render } from 'ink';
 import { cleanStaleControlTemps, requestAction, targetFromCheckpoint } from '../control/index.js';
 import { loadAudit } from '../cli/audit-command.js';
@@ -87,26 +87,22 @@ export function actionPort(clock: () => number): ActionPort {
 }
 
 /**
- * Runs the audit in a worker thread with a small heap: its garbage (it parses up to 256 MB of
- * session tails) never grows the dashboard's own heap, and the worker's memory is returned when it
- * ends. The worker is the bundled one when this code runs from the bundle.
+ * Runs the audit in a child process: it parses up to 256 MB of session tails, and its memory
+ * (~90 MB at its peak) and garbage then never grow the dashboard's own heap, which V8 would not
+ * give back. The helper is the bundled one when this code runs from the bundle.
  */
-function auditInWorker(homes: string[], now: number): Promise<readonly AuditResult[]> {
+function auditInChild(homes: string[], now: number): Promise<readonly AuditResult[]> {
   const here = import.meta.url;
-  const url = new URL(here.endsWith('.bundle.mjs') ? './audit-worker.bundle.mjs' : './audit-worker.js', here);
+  const helper = fileURLToPath(new URL(here.endsWith('.bundle.mjs') ? './audit-worker.bundle.mjs' : './audit-worker.js', here));
   return new Promise((resolve, reject) => {
-    const worker = new Worker(url, { workerData: { homes, now }, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 } });
-    let done = false;
-    worker.once('message', (results: AuditResult[]) => {
-      done = true;
-      resolve(results);
-      void worker.terminate();
+    execFile(process.execPath, [helper, JSON.stringify({ homes, now })], { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LOOP_DASH_TIMING: '' } }, (err, stdout) => {
+      if (err) return reject(err);
+      try {
+        resolve(JSON.parse(stdout) as AuditResult[]);
+      } catch (e) {
+        reject(e);
+      }
     });
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (!done) reject(new Error(`audit worker exited with code ${code}`));
-    });
-    worker.unref();
   });
 }
 
@@ -130,8 +126,8 @@ export function backgroundAudit(homes: string[], ready: Promise<unknown>, clock:
     if (stopped || measuredAt === version()) return;
     measuredAt = version();
     try {
-      const next = await auditInWorker(homes, clock()).catch((err: unknown) => {
-        console.error('audit worker failed; measuring in the main thread', err);
+      const next = await auditInChild(homes, clock()).catch((err: unknown) => {
+        console.error('audit helper failed; measuring in the dashboard', err);
         return Promise.all(homes.map((h) => loadAudit(h, { now: clock() })));
       });
       if (stopped) return;
@@ -196,9 +192,6 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   await sessionListOrTimeout(opts.store, opts.homes.length, FIRST_FRAME_WAIT_MS);
   const audit = backgroundAudit(opts.homes, started, clock, () => opts.store.getState().version);
   if (timing.enabled) void started.then(() => opts.store.background()).then(() => timing.mark('background'));
-  // Once the home is read, favour a small heap over raw speed (V8's optimize-for-size: an
-  // idle dashboard then holds ~30 MB less; set only after the start, which it would slow by ~20%).
-  void started.then(() => setFlagsFromString('--optimize-for-size'));
   opts.remote?.start();
   // Frames go straight to the terminal (only changed lines are rewritten, see terminal-frame.ts);
   // Ink keeps the keyboard, the React tree and raw mode.
