@@ -1,5 +1,6 @@
 /** The plain `status` table: one line per root and lane, fixed-width, no escape sequences. */
 import type { RemoteFeedStatus, Snapshot } from '../model/snapshot.js';
+import { sanitize } from '../views/text.js';
 import { COLUMNS, COLUMN_TITLES, formatAge, sessionCells, type ColumnId } from '../views/cells.js';
 import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from '../views/home-groups.js';
 
@@ -19,7 +20,7 @@ const WIDTH: Record<ColumnId, number> = {
 };
 
 function fit(text: string, width: number): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+  const clean = sanitize(text);
   return clean.length > width ? `${clean.slice(0, width - 1)}…` : clean.padEnd(width);
 }
 

@@ -2,6 +2,7 @@
  * Selectors: turn the folded model into what the views and `status` show, for a given `now`.
  * Pure: same state and `now` give the same snapshot.
  */
+import { sessionIdFromName } from '../readers/session-path.js';
 import path from 'node:path';
 import type { Checkpoint } from '../contract/checkpoint.js';
 import { stateLogPathFromReport } from '../contract/paths.js';
@@ -180,7 +181,7 @@ export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOpti
     }
     const p = parts.get(view.session)!;
     const parentKey = p.facts?.rootFile ?? p.checkpoint?.checkpoint.parentSession ?? null;
-    const parentId = parentKey ? (rootIdByFile.get(parentKey) ?? (views.has(parentKey) ? parentKey : idFromSessionPath(parentKey))) : null;
+    const parentId = parentKey ? (rootIdByFile.get(parentKey) ?? (views.has(parentKey) ? parentKey : sessionIdFromName(path.basename(parentKey)))) : null;
     const parent = parentId ? views.get(parentId) : undefined;
     if (parent && parent.role === 'root') {
       view.parent = parent.session;
@@ -478,12 +479,6 @@ export function firstRemaining(v: SessionView): number {
     c.nextResume?.remainingMs,
   ].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
   return candidates.length ? Math.min(...candidates) : Number.POSITIVE_INFINITY;
-}
-
-function idFromSessionPath(p: string): string {
-  const base = path.basename(p).replace(/\.jsonl$/, '');
-  const i = base.indexOf('_');
-  return i >= 0 ? base.slice(i + 1) : base;
 }
 
 function maxOf(...xs: (number | null | undefined)[]): number | null {
