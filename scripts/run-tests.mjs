@@ -21,7 +21,7 @@ function walk(dir) {
 }
 
 const filter = process.env.TEST_FILTER ?? '';
-const files = walk(testDir).filter((f) => f.includes(filter));
+const files = walk(testDir).filter((f) => path.relative(testDir, f).includes(filter));
 if (files.length === 0) {
   console.error(`run-tests: no test files found under ${testDir}${filter ? ` matching "${filter}"` : ''}`);
   process.exit(1);
