@@ -192,18 +192,22 @@ test('C3: forced polling end to end — CHOKIDAR_USEPOLLING=1 selects it, no ino
 for (const backend of BACKENDS) {
   const tag = `[${backend.name}]`;
 
-  // The cap is set (soft and hard, like `ulimit -n 64`) once the child's modules are loaded: at
-  // exec time Node 20's ESM loader fails with EMFILE below ~100 fds while fetching zod's 45 locale
-  // modules in parallel, before any loop-dash code runs (reported; see docs/RELIABILITY.md).
+  // `ulimit -n 64` at exec, as a user would type it. The product runs as one bundle
+  // (bin/loop-dash.js); the child store is bundled the same way (see ChildSpawn.bundled).
   test(`C4 ${tag}: open files capped at 64 (ulimit -n 64) with 1,000 sessions → starts, follows, open fds stay below the cap`, CASE, async (t) => {
     const home = faultHome();
     fs.chmodSync(path.dirname(home), 0o755);
     const files = Array.from({ length: 1000 }, (_, i) => newSession(home, `c4-${i}`, [wake(`C4 ${i}`)], `/work/c4-${i % 20}`));
     if (!backend.polling) {
-      const atExec = spawnSync('bash', ['-c', `ulimit -n 64 && exec "$0" --input-type=module -e 'await import(process.argv[1])' ${JSON.stringify(fileURLToPath(new URL('../src/app/live-store.js', import.meta.url)))}`, process.execPath], { encoding: 'utf8' });
-      t.diagnostic(`C4: loading the store's modules under ulimit -n 64 at exec: ${atExec.status === 0 ? 'ok' : `fails (${/EMFILE[^\n]*/.exec(atExec.stderr)?.[0] ?? atExec.stderr.split('\n')[0]})`}`);
+      const bin = fileURLToPath(new URL('../../bin/loop-dash.js', import.meta.url));
+      const r = spawnSync('bash', ['-c', 'ulimit -n 64 && exec "$@"', 'sh', process.execPath, bin, 'status', '--json', '--home', home], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      assert.equal(r.status, 0, `loop-dash status under ulimit -n 64: ${r.stderr.split('\n').slice(0, 3).join(' / ')}`);
+      const doc = JSON.parse(r.stdout) as { roots: unknown[] } | { homes: { roots: unknown[] }[] };
+      const roots = 'roots' in doc ? doc.roots.length : doc.homes.reduce((n, h) => n + h.roots.length, 0);
+      assert.equal(roots, 1000, 'loop-dash status lists all 1,000 roots under ulimit -n 64');
+      t.diagnostic(`C4: loop-dash status --json under ulimit -n 64 at exec: ${roots} roots, exit ${r.status}`);
     }
-    const child = await runChildStore({ homes: [home], polling: backend.polling, reconcileMs: 2_000, focus: [files[0]!, files[999]!], sampleMs: 2, fdLimit: 64 });
+    const child = await runChildStore({ homes: [home], polling: backend.polling, reconcileMs: 2_000, focus: [files[0]!, files[999]!], sampleMs: 2 }, { ulimitFiles: 64, bundled: true });
     try {
       const s = await child.until((x) => x.progressDone && x.sessions === 1000, 'the 1,000 sessions under ulimit -n 64', 60_000);
       assert.equal(s.stats.fdLimit, 64);

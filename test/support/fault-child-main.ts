@@ -5,19 +5,12 @@
  * store changes and answers commands (`stats`, `reset-peak`) read from stdin. Run by
  * test/support/fault-child.ts; not a test file itself.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createLiveStore } from '../../src/app/live-store.js';
 import type { ChildConfig, ChildState, ChildStats } from './fault-child.js';
 
 const cfg = JSON.parse(process.env.LD_CHILD ?? '{}') as ChildConfig;
 let maxFds = 0;
-
-if (cfg.fdLimit !== undefined) {
-  // The modules are loaded (static imports): now cap this process, soft and hard, as `ulimit -n` would.
-  const r = spawnSync('prlimit', ['--pid', String(process.pid), `--nofile=${cfg.fdLimit}:${cfg.fdLimit}`], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`prlimit failed: ${r.stderr || r.error?.message}`);
-}
 
 function countFds(): number {
   return fs.readdirSync('/proc/self/fd').length - 1; // minus the descriptor of the listing itself

@@ -15,11 +15,6 @@ export interface ChildConfig {
   focus?: string[];
   /** How often the child samples its open fds (default 5 ms). */
   sampleMs?: number;
-  /**
-   * Caps the child's open files (soft and hard) once its modules are loaded, before the store
-   * starts: `ulimit -n` for the reading side (see C4 for why not at exec).
-   */
-  fdLimit?: number;
 }
 
 /** Process figures of the child. */
@@ -76,16 +71,43 @@ const MAIN = fileURLToPath(new URL('./fault-child-main.js', import.meta.url));
 export interface ChildSpawn {
   uid?: number;
   gid?: number;
-  /** `ulimit -n` for the child (through bash). */
+  /** `ulimit -n` for the child (through bash, at exec). */
   ulimitFiles?: number;
+  /**
+   * Run the child as one esbuild bundle, as the product runs (`bin/loop-dash.js` runs the CLI's
+   * bundle): unbundled, Node 20's ESM loader opens zod's ~45 locale modules at once and fails with
+   * EMFILE under `ulimit -n 64` before any loop-dash code runs.
+   */
+  bundled?: boolean;
   /** Extra environment. */
   env?: Record<string, string>;
+}
+
+let bundled: Promise<string> | null = null;
+/** Bundles fault-child-main.js once per test process, beside it (esbuild, like scripts/bundle.mjs). */
+function bundledMain(): Promise<string> {
+  bundled ??= (async () => {
+    const esbuild = await import('esbuild');
+    const outfile = MAIN.replace(/\.js$/, '.bundle.mjs');
+    await esbuild.build({
+      entryPoints: [MAIN],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      banner: { js: "import { createRequire as __ldCreateRequire } from 'node:module'; const require = __ldCreateRequire(import.meta.url);" },
+      logLevel: 'warning',
+    });
+    return outfile;
+  })();
+  return bundled;
 }
 
 export async function runChildStore(cfg: ChildConfig, how: ChildSpawn = {}): Promise<ChildStore> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...how.env, LD_CHILD: JSON.stringify(cfg) };
   if (!how.env?.CHOKIDAR_USEPOLLING) delete env.CHOKIDAR_USEPOLLING;
-  const args = [MAIN];
+  const args = [how.bundled ? await bundledMain() : MAIN];
   const child =
     how.ulimitFiles !== undefined
       ? spawn('bash', ['-c', `ulimit -n ${how.ulimitFiles} && exec "$0" "$@"`, process.execPath, ...args], { env, uid: how.uid, gid: how.gid, stdio: ['pipe', 'pipe', 'pipe'] })
