@@ -6,9 +6,9 @@ import { sessionIdFromName } from '../readers/session-path.js';
 import path from 'node:path';
 import type { Checkpoint } from '../contract/checkpoint.js';
 import { stateLogPathFromReport } from '../contract/paths.js';
-import { clockInputFromCheckpoint, computeClocks, type Clocks } from './clocks.js';
+import { clockInputFromCheckpoint, computeClocks, type Clocks, type Deadline } from './clocks.js';
 import { effectiveLimits, limitsFromSettings, type EffectiveLimits, type HomeLimits } from './limits.js';
-import { judgeLiveness } from './liveness.js';
+import { judgeLiveness, REMOTE_STALE_MS } from './liveness.js';
 import type { ModelState } from './reducer.js';
 import { deriveSessionState, type SessionState } from './session-state.js';
 import type {
@@ -117,11 +117,30 @@ export interface SnapshotOptions {
   /** This machine's host name (checkpoints from another host are judged by age). */
   host: string;
   /**
-   * A row built since this instant (at most `now`) from the same data is reused as it is: the
-   * dashboard passes its last tick, so a reader batch between ticks rebuilds only the rows whose
-   * data changed (each at the exact `now`), and the rest keep the tick's values.
+   * Rows kept between calls (the dashboard keeps one for its lifetime): a row whose inputs are
+   * the same objects as last time, and whose state cannot have changed since it was built, is
+   * re-timed (its countdowns and checkpoint age recomputed for `now`) instead of built again.
+   * Without a cache every row is built; the result is the same either way.
    */
-  reuseSince?: number;
+  cache?: SnapshotCache;
+}
+
+/** What {@link buildSnapshot} may keep between calls; see {@link SnapshotOptions.cache}. */
+export interface SnapshotCache {
+  readonly rows: Map<string, ViewMemo>;
+  generation: number;
+  /** The session/checkpoint join of the last call, for the same two maps. */
+  parts: { sessionFiles: ModelState['sessionFiles']; checkpoints: ModelState['checkpoints']; parts: Map<string, SessionParts> } | null;
+  /**
+   * The last snapshot built from scratch: for the same model state it stays right, re-timed, for
+   * any `now` in [builtAt, stableUntil) (the earliest edge of any row), so a tick that changes
+   * nothing but countdowns neither joins, sorts nor attaches anything.
+   */
+  last: { state: ModelState; host: string; builtAt: number; stableUntil: number; snapshot: Snapshot } | null;
+}
+
+export function createSnapshotCache(): SnapshotCache {
+  return { rows: new Map(), generation: 0, parts: null, last: null };
 }
 
 interface SessionParts {
@@ -132,6 +151,29 @@ interface SessionParts {
 }
 
 export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOptions): Snapshot {
+  const last = opts.cache?.last;
+  if (last && last.state === state && last.host === opts.host && last.builtAt <= now && now < last.stableUntil) return retimeSnapshot(last.snapshot, now);
+  const built = assembleSnapshot(state, now, opts);
+  if (!opts.cache) return built.snapshot;
+  opts.cache.last = { state, host: opts.host, builtAt: now, stableUntil: built.stableUntil, snapshot: built.snapshot };
+  // Callers get a copy: the cached one must not change under them.
+  return retimeSnapshot(built.snapshot, now);
+}
+
+/**
+ * `snap` at `now` (within its stable window): every row re-timed, lanes under their roots, the
+ * same order (rows are ordered by deadline instants, which re-timing does not move).
+ */
+function retimeSnapshot(snap: Snapshot, now: number): Snapshot {
+  const roots = snap.roots.map((root) => {
+    const r = retime(root, now);
+    r.lanes = root.lanes.map((lane) => retime(lane, now));
+    return r;
+  });
+  return { ...snap, now, roots, incidents: snap.incidents.slice(), warnings: snap.warnings.slice() };
+}
+
+function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions): { snapshot: Snapshot; stableUntil: number } {
   const homeLimits = settingsLimits(state.settings);
   const limitsFor = (home: string) => {
     let l = homeLimits.get(home);
@@ -142,20 +184,12 @@ export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOpti
     return l.limits;
   };
 
-  // Join session files and checkpoints by session id (a fresh root may have only a checkpoint).
-  const parts = new Map<string, SessionParts>();
-  const factsByFile = new Map<string, SessionFileFacts>();
-  for (const facts of state.sessionFiles.values()) {
-    factsByFile.set(facts.file, facts);
-    const p = parts.get(facts.sessionId) ?? { session: facts.sessionId, home: facts.home, facts: null, checkpoint: null };
-    // Two files claiming one id (a copy): keep the newest.
-    if (!p.facts || facts.mtimeMs > p.facts.mtimeMs) p.facts = facts;
-    parts.set(facts.sessionId, p);
-  }
-  for (const record of state.checkpoints.values()) {
-    const p = parts.get(record.session) ?? { session: record.session, home: record.home, facts: null, checkpoint: null };
-    if (!p.checkpoint || record.checkpoint.updatedAt > p.checkpoint.checkpoint.updatedAt) p.checkpoint = record;
-    parts.set(record.session, p);
+  const cache = opts.cache;
+  let parts: Map<string, SessionParts>;
+  if (cache?.parts && cache.parts.sessionFiles === state.sessionFiles && cache.parts.checkpoints === state.checkpoints) parts = cache.parts.parts;
+  else {
+    parts = joinParts(state);
+    if (cache) cache.parts = { sessionFiles: state.sessionFiles, checkpoints: state.checkpoints, parts };
   }
 
   const { bySession: incidentsBySession, sorted: incidentsSorted } = incidentIndex(state.incidents);
@@ -163,11 +197,15 @@ export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOpti
   const receiptsById = receiptIndex(state.receipts);
 
   const views = new Map<string, SessionView>();
-  const generation = ++viewGeneration;
+  const generation = cache ? ++cache.generation : 0;
+  let stableUntil = Infinity;
   for (const p of parts.values()) {
-    views.set(p.session, memoSessionView(p, state, now, opts, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById, generation));
+    const inputs = rowInputs(p, state, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById, opts.host);
+    const row = cache ? memoSessionView(cache, p, inputs, state, now, opts, generation) : sessionView(p, inputs, state, now, opts);
+    views.set(p.session, row.view);
+    if (row.stableUntil < stableUntil) stableUntil = row.stableUntil;
   }
-  if (generation % 64 === 0) for (const [k, m] of viewMemo) if (m.generation !== generation) viewMemo.delete(k);
+  if (cache && generation % 64 === 0) for (const [k, m] of cache.rows) if (m.generation !== generation) cache.rows.delete(k);
 
   // Attach lanes to roots: by the lane's root file, else the checkpoint's parentSession (id or path).
   const rootIdByFile = new Map<string, string>();
@@ -211,11 +249,28 @@ export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOpti
     done &&= pr.done;
   }
   const homes = [...new Set([...state.settings.keys(), ...[...parts.values()].map((p) => p.home)])].sort();
-  return { now, homes, roots, incidents, warnings, progress: { read, total, done }, watchMode: state.watchMode, homeLimits };
+  return { snapshot: { now, homes, roots, incidents, warnings, progress: { read, total, done }, watchMode: state.watchMode, homeLimits }, stableUntil };
 }
 
-/** What one row was built from; the same inputs at the same `now` give the same row. */
-interface ViewMemo {
+/** Join session files and checkpoints by session id (a fresh root may have only a checkpoint). */
+function joinParts(state: ModelState): Map<string, SessionParts> {
+  const parts = new Map<string, SessionParts>();
+  for (const facts of state.sessionFiles.values()) {
+    const p = parts.get(facts.sessionId) ?? { session: facts.sessionId, home: facts.home, facts: null, checkpoint: null };
+    // Two files claiming one id (a copy): keep the newest.
+    if (!p.facts || facts.mtimeMs > p.facts.mtimeMs) p.facts = facts;
+    parts.set(facts.sessionId, p);
+  }
+  for (const record of state.checkpoints.values()) {
+    const p = parts.get(record.session) ?? { session: record.session, home: record.home, facts: null, checkpoint: null };
+    if (!p.checkpoint || record.checkpoint.updatedAt > p.checkpoint.checkpoint.updatedAt) p.checkpoint = record;
+    parts.set(record.session, p);
+  }
+  return parts;
+}
+
+/** Everything a row is built from besides `now`; rows are reused only when each is the same object. */
+interface RowInputs {
   facts: SessionFileFacts | null;
   checkpoint: CheckpointRecord | null;
   probe: unknown;
@@ -223,57 +278,89 @@ interface ViewMemo {
   incidents: number;
   laneStatus: LaneRunStatus | null;
   receipts: Map<string, WatcherReceipt>;
-  now: number;
   host: string;
+}
+
+function rowInputs(
+  p: SessionParts,
+  state: ModelState,
+  limits: HomeLimits,
+  incidentsBySession: Map<string, number>,
+  laneStatusByRun: Map<string, LaneRunStatus>,
+  receipts: Map<string, WatcherReceipt>,
+  host: string,
+): RowInputs {
+  const cp = p.checkpoint?.checkpoint ?? null;
+  const runId = p.facts?.runId ?? cp?.runId ?? null;
+  return {
+    facts: p.facts,
+    checkpoint: p.checkpoint,
+    probe: cp?.pid ? (state.probes.get(cp.pid) ?? null) : null,
+    limits,
+    incidents: incidentsBySession.get(p.session) ?? 0,
+    laneStatus: runId ? (laneStatusByRun.get(runId) ?? null) : null,
+    receipts,
+    host,
+  };
+}
+
+const sameInputs = (a: RowInputs, b: RowInputs) =>
+  a.facts === b.facts &&
+  a.checkpoint === b.checkpoint &&
+  a.probe === b.probe &&
+  a.limits === b.limits &&
+  a.incidents === b.incidents &&
+  a.laneStatus === b.laneStatus &&
+  a.receipts === b.receipts &&
+  a.host === b.host;
+
+/** One row as last built: from these inputs at `builtAt`, the same (re-timed) until `stableUntil`. */
+interface ViewMemo {
+  inputs: RowInputs;
+  builtAt: number;
+  stableUntil: number;
   view: SessionView;
   generation: number;
 }
 
 /**
- * The rows of the last snapshot by session: a model change touches a few sessions, and only
- * their rows are built again (a home of 1 000 sessions re-renders for an append in ~2 ms instead
- * of ~15). Views are handed out as shallow copies, as the snapshot attaches lanes and state logs.
+ * A row from the cache when its inputs are unchanged and `now` lies in [builtAt, stableUntil):
+ * nothing but its countdowns and checkpoint age can differ there, and those are recomputed
+ * exactly. A tick over a home of 1 000 sessions then builds only the rows whose state can move.
+ * Views are handed out as copies, as the snapshot attaches lanes and state logs.
  */
-const viewMemo = new Map<string, ViewMemo>();
-let viewGeneration = 0;
-
-function memoSessionView(
-  p: SessionParts,
-  state: ModelState,
-  now: number,
-  opts: SnapshotOptions,
-  limits: HomeLimits,
-  incidentsBySession: Map<string, number>,
-  laneStatusByRun: Map<string, LaneRunStatus>,
-  receiptsById: Map<string, WatcherReceipt>,
-  generation: number,
-): SessionView {
-  const cp = p.checkpoint?.checkpoint ?? null;
-  const probe = cp?.pid ? (state.probes.get(cp.pid) ?? null) : null;
-  const incidents = incidentsBySession.get(p.session) ?? 0;
-  const runId = p.facts?.runId ?? cp?.runId ?? null;
-  const laneStatus = runId ? (laneStatusByRun.get(runId) ?? null) : null;
+function memoSessionView(cache: SnapshotCache, p: SessionParts, inputs: RowInputs, state: ModelState, now: number, opts: SnapshotOptions, generation: number): { view: SessionView; stableUntil: number } {
   const key = `${p.home}\0${p.session}`;
-  let m = viewMemo.get(key);
-  if (
-    !m ||
-    m.facts !== p.facts ||
-    m.checkpoint !== p.checkpoint ||
-    m.probe !== probe ||
-    m.limits !== limits ||
-    m.incidents !== incidents ||
-    m.laneStatus !== laneStatus ||
-    m.receipts !== receiptsById ||
-    !(m.now === now || (opts.reuseSince !== undefined && m.now >= opts.reuseSince && m.now <= now)) ||
-    m.host !== opts.host
-  ) {
-    const view = sessionView(p, state, now, opts, limits, incidentsBySession, laneStatusByRun, receiptsById);
-    m = { facts: p.facts, checkpoint: p.checkpoint, probe, limits, incidents, laneStatus, receipts: receiptsById, now, host: opts.host, view, generation };
-    viewMemo.set(key, m);
+  let m = cache.rows.get(key);
+  if (m && sameInputs(m.inputs, inputs) && m.builtAt <= now && now < m.stableUntil) {
+    m.generation = generation;
+    return { view: retime(m.view, now), stableUntil: m.stableUntil };
   }
-  m.generation = generation;
-  return { ...m.view, lanes: [] };
+  const built = sessionView(p, inputs, state, now, opts);
+  m = { inputs, builtAt: now, stableUntil: built.stableUntil, view: built.view, generation };
+  cache.rows.set(key, m);
+  return { view: { ...built.view, lanes: [] }, stableUntil: built.stableUntil };
 }
+
+/** A copy of `v` at `now`: the same deadlines with their remaining times, the checkpoint's age. */
+export function retime(v: SessionView, now: number): SessionView {
+  const c = v.clocks;
+  return {
+    ...v,
+    lanes: [],
+    clocks: {
+      ...c,
+      inactivity: at(c.inactivity, now),
+      absolute: at(c.absolute, now),
+      episode: at(c.episode, now),
+      nextRetry: at(c.nextRetry, now),
+      nextResume: at(c.nextResume, now),
+    },
+    source: v.checkpoint && v.source.checkpointAgeMs !== null ? { ...v.source, checkpointAgeMs: now - v.checkpoint.updatedAt } : v.source,
+  };
+}
+
+const at = <D extends Deadline>(d: D | null, now: number): D | null => (d ? { ...d, remainingMs: d.at - now } : null);
 
 /** The limits of a home without settings (one object, so rows built with it can be reused). */
 const DEFAULT_LIMITS = limitsFromSettings(null);
@@ -291,20 +378,15 @@ function settingsLimits(settings: ModelState['settings']): Map<string, { limits:
   return new Map(byHome);
 }
 
-function sessionView(
-  p: SessionParts,
-  state: ModelState,
-  now: number,
-  opts: SnapshotOptions,
-  homeLimits: HomeLimits,
-  incidentsBySession: Map<string, number>,
-  laneStatusByRun: Map<string, LaneRunStatus>,
-  receiptsById: Map<string, WatcherReceipt>,
-): SessionView {
+/**
+ * One row at `now`, and until when nothing but its countdowns and checkpoint age can change
+ * (`stableUntil`, exclusive; `now` itself when the row must be built again for any other `now`).
+ */
+function sessionView(p: SessionParts, inputs: RowInputs, state: ModelState, now: number, opts: SnapshotOptions): { view: SessionView; stableUntil: number } {
   const cp = p.checkpoint?.checkpoint ?? null;
   const facts = p.facts;
   const role = facts?.role ?? cp?.role ?? 'root';
-  const limits = effectiveLimits(homeLimits, cp?.limits ?? null);
+  const limits = effectiveLimits(inputs.limits, cp?.limits ?? null);
 
   const liveness = cp ? judgeLiveness(cp, cp.pid ? (state.probes.get(cp.pid) ?? null) : null, opts.host, now) : null;
   const armed = role === 'root' ? (facts?.continuation?.armed ?? null) : null;
@@ -335,13 +417,13 @@ function sessionView(
   const stale = !!(expectsRefresh && checkpointAgeMs !== null && checkpointAgeMs > CHECKPOINT_STALE_MS && derived.state !== 'lost');
 
   const runId = facts?.runId ?? cp?.runId ?? null;
-  const laneStatus = runId ? (laneStatusByRun.get(runId) ?? null) : null;
+  const laneStatus = inputs.laneStatus;
   const cwd = facts?.header?.cwd ?? cp?.cwd ?? null;
   const name = facts?.name ?? cp?.agent ?? (laneStatus?.steps[0]?.agent ?? null) ?? (cwd ? path.basename(cwd) : null) ?? p.session.slice(0, 8);
   const model = cp?.model ?? (facts?.model ? (facts.model.provider ? `${facts.model.provider}/${facts.model.id}` : facts.model.id) : null);
 
   const timers = waitState?.timers ?? [];
-  const watchers = (waitState?.watchers ?? []).map((w) => ({ ...w, receipt: receiptsById.get(`${p.session}\0${w.id}`) ?? null }));
+  const watchers = (waitState?.watchers ?? []).map((w) => ({ ...w, receipt: inputs.receipts.get(`${p.session}\0${w.id}`) ?? null }));
 
   const lastActivityAt = maxOf(cp?.request?.lastModelEventAt, cp?.request?.startedAt, facts?.lastEntryAt, cp ? null : facts?.mtimeMs);
   const lastError =
@@ -351,7 +433,23 @@ function sessionView(
       ? (facts.lastAssistant.errorMessage ?? facts.lastAssistant.stopReason)
       : null);
 
-  return {
+  // Where this row stops being the same but for its countdowns and checkpoint age: the checkpoint
+  // turns stale; an idle root's next loop-wait timer comes due; another host's checkpoint is
+  // judged by its age in seconds (built again every time).
+  let stableUntil = Infinity;
+  if (cp) {
+    if (cp.host.toLowerCase() !== opts.host.toLowerCase()) {
+      // Judged by age (liveness.ts): its detail shows the age rounded to the second, and it turns
+      // stale past REMOTE_STALE_MS.
+      const age = now - cp.updatedAt;
+      stableUntil = Number.isFinite(age) ? Math.min(cp.updatedAt + (Math.round(age / 1000) + 0.5) * 1000, age <= REMOTE_STALE_MS ? cp.updatedAt + REMOTE_STALE_MS : Infinity) : now;
+    }
+    // (A lost session is never stale: past the edge, a row that is not stale stays so.)
+    if (expectsRefresh && !stale && cp.updatedAt + CHECKPOINT_STALE_MS >= now) stableUntil = Math.min(stableUntil, cp.updatedAt + CHECKPOINT_STALE_MS);
+    if (cp.state === 'idle') for (const t of timers) if (t.at !== null && t.at > now) stableUntil = Math.min(stableUntil, t.at);
+  }
+
+  const view: SessionView = {
     session: p.session,
     home: p.home,
     name,
@@ -370,7 +468,7 @@ function sessionView(
     checkpoint: cp,
     timers,
     watchers,
-    incidents: incidentsBySession.get(p.session) ?? 0,
+    incidents: inputs.incidents,
     lastError,
     history: facts?.history ?? [],
     stateLogFile: null,
@@ -383,6 +481,7 @@ function sessionView(
     parent: null,
     lanes: [],
   };
+  return { view, stableUntil };
 }
 
 /** A root's state log gives its lanes their lane name, task and deadline (from `dispatch`). */

@@ -8,7 +8,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, u
 import type { ControlAction } from '../contract/control.js';
 import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
-import { buildSnapshot, type SessionView } from '../model/snapshot.js';
+import { buildSnapshot, createSnapshotCache, type SessionView } from '../model/snapshot.js';
 import { mergeRemote } from '../remote/merge-remote.js';
 import type { RemoteFeedState } from '../remote/remote-feeds.js';
 import { observationsOf } from './activity.js';
@@ -116,6 +116,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   const now = useClock({ clock, tick, wakeAt: wake });
   const size = useTerminalSize(rows, columns);
   const [view, dispatch] = useReducer(viewReducer, undefined, initialViewState);
+  const [snapshotCache] = useState(createSnapshotCache);
 
   // Memoised on (model version, now): a tick or a reader batch rebuilds it, a key press does not.
   // The tick snaps to the second; data that arrived since is newer than that instant, so a reader
@@ -126,8 +127,8 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   );
   const snapshot = useMemo(() => {
     const t = Math.max(now, clock());
-    // Rows whose data did not change since the tick are reused (see SnapshotOptions.reuseSince).
-    return mergeRemote(buildSnapshot(model, t, { host, reuseSince: now }), feeds, t);
+    // Rows whose data did not change are re-timed, not built again (see SnapshotOptions.cache).
+    return mergeRemote(buildSnapshot(model, t, { host, cache: snapshotCache }), feeds, t);
   }, [model.version, now, host, feeds]);
   const treeRows = useMemo(() => visibleRows(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
   wake.current = useMemo(() => nextFrameChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);

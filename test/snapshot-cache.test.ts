@@ -1,0 +1,118 @@
+/**
+ * The snapshot's row cache (SnapshotOptions.cache, docs/PERFORMANCE.md): a row whose inputs are
+ * unchanged is re-timed instead of built again, as long as nothing but its countdowns and
+ * checkpoint age can have changed. The promise: with or without the cache, the snapshot is the
+ * same — for every `now`, in any order of ticks and model changes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import type { Checkpoint } from '../src/contract/checkpoint.js';
+import { generateHome } from '../src/demo/generate.js';
+import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
+import { buildSnapshot, createSnapshotCache } from '../src/model/snapshot.js';
+import type { ReaderEvent } from '../src/model/types.js';
+import { loadHomeOnce } from '../src/readers/home-reader.js';
+import { checkpoint, cpEvent, facts, factsEvent, HOST, NOW } from './views-fixtures.js';
+
+const MIN = 60_000;
+const states = ['idle', 'requesting', 'tools', 'retry-wait', 'stopped', 'ended'] as const;
+
+/** One session: its checkpoint's state and instants relative to NOW, its probe and wait timers. */
+const sessionArb = fc.record({
+  state: fc.constantFrom(...states),
+  otherHost: fc.boolean(),
+  updatedAgo: fc.integer({ min: -5_000, max: 90_000 }),
+  startedAgo: fc.integer({ min: 0, max: 80 * MIN }),
+  lastEventAgo: fc.option(fc.integer({ min: 0, max: 20 * MIN }), { nil: null }),
+  episode: fc.option(fc.record({ startedAgo: fc.integer({ min: 0, max: 25 * MIN }), attempts: fc.integer({ min: 0, max: 6 }), retryIn: fc.option(fc.integer({ min: -60_000, max: 120_000 }), { nil: null }) }), { nil: null }),
+  recovery: fc.option(fc.record({ stoppedAgo: fc.integer({ min: 0, max: 10 * MIN }), resumes: fc.integer({ min: 0, max: 6 }), resumeIn: fc.option(fc.integer({ min: -60_000, max: 600_000 }), { nil: null }) }), { nil: null }),
+  probe: fc.constantFrom('none', 'alive', 'gone', 'reused', 'unknown'),
+  armed: fc.constantFrom(true, false, null),
+  held: fc.boolean(),
+  timers: fc.array(fc.option(fc.integer({ min: -30_000, max: 90_000 }), { nil: null }), { maxLength: 3 }),
+  hasCheckpoint: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+});
+type SessionSpec = typeof sessionArb extends fc.Arbitrary<infer T> ? T : never;
+
+function eventsFor(specs: SessionSpec[], version: number): ReaderEvent[] {
+  const events: ReaderEvent[] = [];
+  specs.forEach((s, i) => {
+    const id = `${String(i).padStart(8, '0')}-0000-4000-8000-${String(version).padStart(12, '0')}`;
+    const pid = 5000 + i;
+    events.push(
+      factsEvent(
+        facts(id, `s${i}`, {
+          continuation: s.armed === null ? null : { at: NOW - 30 * MIN, armed: s.armed, launch: null, nudgeCount: 0, raw: {} },
+          waitState: s.timers.length ? { at: NOW - MIN, timers: s.timers.map((t, k) => ({ id: `t${k}`, at: t === null ? null : NOW + t, reason: null })), watchers: [], heldMessages: null } : null,
+        }),
+      ),
+    );
+    if (!s.hasCheckpoint) return;
+    const cp: Checkpoint = checkpoint(id, {
+      state: s.state,
+      pid,
+      host: s.otherHost ? 'elsewhere' : HOST,
+      updatedAt: NOW - s.updatedAgo,
+      request: { turn: 3, startedAt: NOW - s.startedAgo, lastModelEventAt: s.lastEventAgo === null ? null : NOW - s.lastEventAgo, lastTransportEventAt: null, modelEvents: 4, keepalives: 0 },
+      episode: s.episode && { startedAt: NOW - s.episode.startedAgo, attempts: s.episode.attempts, lastError: 'overloaded', lastErrorClass: 'overloaded', nextRetryAt: s.episode.retryIn === null ? null : NOW + s.episode.retryIn },
+      recovery: s.recovery && { stoppedAt: NOW - s.recovery.stoppedAgo, resumes: s.recovery.resumes, nextResumeAt: s.recovery.resumeIn === null ? null : NOW + s.recovery.resumeIn, reason: null },
+      held: s.held ? { since: NOW - MIN, by: 'owner', heldTurnStarts: 0 } : null,
+    });
+    events.push(cpEvent(cp));
+    if (s.probe !== 'none') {
+      events.push({
+        type: 'probe',
+        probe: { pid, status: s.probe === 'reused' ? 'alive' : s.probe, start: s.probe === 'reused' ? '999' : s.probe === 'alive' ? '1000' : null, checkedAt: NOW },
+      });
+    }
+  });
+  return events;
+}
+
+test('property: with or without the row cache the snapshot is the same, at every tick and after every model change', () => {
+  fc.assert(
+    fc.property(
+      fc.array(sessionArb, { minLength: 1, maxLength: 6 }),
+      // Steps: a time step (ms, fractional too, sometimes zero), or a model change.
+      fc.array(fc.oneof(fc.record({ dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 40_000 }), fc.double({ min: 0.001, max: 2_000, noNaN: true })) }), fc.record({ change: fc.array(sessionArb, { minLength: 1, maxLength: 6 }) })), { minLength: 1, maxLength: 25 }),
+      (specs, steps) => {
+        let state = reduceEvents(initialModelState(), eventsFor(specs, 0));
+        const cache = createSnapshotCache();
+        let now = NOW;
+        let version = 0;
+        assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }));
+        for (const step of steps) {
+          if ('dt' in step) now += step.dt;
+          // A model change replaces some sessions' data (same ids: the first specs' sessions) or adds new ones.
+          else state = reduceEvents(state, eventsFor(step.change, version++ % 2));
+          assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }));
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test('the demo home over 30 minutes, tick by tick: cached equals built; rows that cannot change are re-timed, not built again', async () => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-snapcache-'));
+  try {
+    const now0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+    await generateHome(path.join(base, 'home'), { now: now0, host: HOST, livePid: 4_000_000, livePidStart: null, deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
+    const state: ModelState = reduceEvents(initialModelState(), await loadHomeOnce(path.join(base, 'home'), { now: () => now0, host: HOST }));
+    const cache = createSnapshotCache();
+    for (let t = now0; t <= now0 + 30 * MIN; t += 1000) {
+      assert.deepEqual(buildSnapshot(state, t, { host: HOST, cache }), buildSnapshot(state, t, { host: HOST }), `at +${(t - now0) / 1000} s`);
+    }
+    // Nothing changed in the model for 30 minutes: an ended session's row was built once.
+    const snap = buildSnapshot(state, now0 + 30 * MIN, { host: HOST });
+    const ended = [...snap.roots, ...snap.roots.flatMap((r) => r.lanes)].filter((v) => v.state === 'ended');
+    assert.ok(ended.length > 0, 'the demo home has ended sessions');
+    for (const v of ended) assert.equal(cache.rows.get(`${v.home}\0${v.session}`)?.builtAt, now0, `${v.name}: built at the start, re-timed since`);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
