@@ -16,12 +16,13 @@ import { initialModelState, reduceEvents, type ModelState } from '../src/model/r
 import { buildSnapshot, createSnapshotCache } from '../src/model/snapshot.js';
 import type { ReaderEvent } from '../src/model/types.js';
 import { loadHomeOnce } from '../src/readers/home-reader.js';
-import { checkpoint, cpEvent, facts, factsEvent, HOST, NOW } from './views-fixtures.js';
+import { stateLogPathFromReport } from '../src/contract/paths.js';
+import { checkpoint, cpEvent, facts, factsEvent, fileOf, HOME, HOST, NOW } from './views-fixtures.js';
 
 const MIN = 60_000;
 const states = ['idle', 'requesting', 'tools', 'retry-wait', 'stopped', 'ended'] as const;
 
-/** One session: its checkpoint's state and instants relative to NOW, its probe and wait timers. */
+/** One session: its checkpoint's state and instants relative to NOW, its probe and wait timers, its place in the tree. */
 const sessionArb = fc.record({
   state: fc.constantFrom(...states),
   otherHost: fc.boolean(),
@@ -35,25 +36,44 @@ const sessionArb = fc.record({
   held: fc.boolean(),
   timers: fc.array(fc.option(fc.integer({ min: -30_000, max: 90_000 }), { nil: null }), { maxLength: 3 }),
   hasCheckpoint: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+  /** A lane of the session at this index (when that one is a root), else a root. */
+  laneOf: fc.option(fc.nat({ max: 7 }), { nil: null }),
+  /** A root with a loop launch report: its state log names its lanes. */
+  report: fc.boolean(),
+  size: fc.nat({ max: 1_000_000 }),
 });
 type SessionSpec = typeof sessionArb extends fc.Arbitrary<infer T> ? T : never;
 
-function eventsFor(specs: SessionSpec[], version: number): ReaderEvent[] {
+const idOf = (i: number) => `${String(i).padStart(8, '0')}-0000-4000-8000-000000000000`;
+const reportOf = (i: number) => `/tmp/loop-dash-views-home/loops/report-${i}.md`;
+
+/** Events that (re)write the sessions at the given indices; `all` gives the tree (roots vs lanes). */
+function eventsFor(all: ReadonlyMap<number, SessionSpec>, indices: Iterable<number>): ReaderEvent[] {
   const events: ReaderEvent[] = [];
-  specs.forEach((s, i) => {
-    const id = `${String(i).padStart(8, '0')}-0000-4000-8000-${String(version).padStart(12, '0')}`;
+  const isRoot = (i: number) => all.has(i) && all.get(i)!.laneOf === null;
+  for (const i of indices) {
+    const s = all.get(i)!;
+    const id = idOf(i);
     const pid = 5000 + i;
+    const root = s.laneOf !== null && s.laneOf !== i && isRoot(s.laneOf) ? s.laneOf : null;
     events.push(
       factsEvent(
         facts(id, `s${i}`, {
-          continuation: s.armed === null ? null : { at: NOW - 30 * MIN, armed: s.armed, launch: null, nudgeCount: 0, raw: {} },
+          role: root === null ? 'root' : 'lane',
+          rootFile: root === null ? null : fileOf(idOf(root)),
+          runId: root === null ? null : `run-${i}`,
+          size: s.size,
+          continuation:
+            root !== null || s.armed === null ? null : { at: NOW - 30 * MIN, armed: s.armed, launch: s.report ? { report: reportOf(i), loop: null, launchTs: null } : null, nudgeCount: 0, raw: {} },
           waitState: s.timers.length ? { at: NOW - MIN, timers: s.timers.map((t, k) => ({ id: `t${k}`, at: t === null ? null : NOW + t, reason: null })), watchers: [], heldMessages: null } : null,
         }),
       ),
     );
-    if (!s.hasCheckpoint) return;
+    if (!s.hasCheckpoint) continue;
     const cp: Checkpoint = checkpoint(id, {
       state: s.state,
+      role: root === null ? 'root' : 'lane',
+      parentSession: root === null ? null : idOf(root),
       pid,
       host: s.otherHost ? 'elsewhere' : HOST,
       updatedAt: NOW - s.updatedAgo,
@@ -69,31 +89,57 @@ function eventsFor(specs: SessionSpec[], version: number): ReaderEvent[] {
         probe: { pid, status: s.probe === 'reused' ? 'alive' : s.probe, start: s.probe === 'reused' ? '999' : s.probe === 'alive' ? '1000' : null, checkedAt: NOW },
       });
     }
-  });
+  }
   return events;
 }
 
+/** Every root's state log: a dispatch per lane run (lane name, task, deadline). */
+function stateLogEvents(all: ReadonlyMap<number, SessionSpec>): ReaderEvent[] {
+  const out: ReaderEvent[] = [];
+  for (const [i, s] of all) {
+    if (s.laneOf !== null || !s.report) continue;
+    const file = stateLogPathFromReport(reportOf(i));
+    const lanes = [...all].filter(([j, l]) => l.laneOf === i && j !== i);
+    const events = lanes.map(([j], n) => ({ file, line: n + 1, seq: n, at: NOW - MIN, ev: 'dispatch', by: null, raw: { run: `run-${j}`, lane: `lane-${j}`, task: `task ${j}`, deadline: new Date(NOW + j * MIN).toISOString() } }));
+    out.push({ type: 'state-log', file, events, reset: true });
+  }
+  return out;
+}
+
+/** A step: time passes (whole, fractional or none), or sessions are rewritten, added or removed. */
+const stepArb = fc.oneof(
+  fc.record({ dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 40_000 }), fc.double({ min: 0.001, max: 2_000, noNaN: true })) }),
+  fc.record({ rewrite: fc.array(fc.tuple(fc.nat({ max: 7 }), sessionArb), { minLength: 1, maxLength: 3 }) }),
+  fc.record({ remove: fc.nat({ max: 7 }) }),
+);
+
 test('property: with or without the row cache the snapshot is the same, at every tick and after every model change', () => {
   fc.assert(
-    fc.property(
-      fc.array(sessionArb, { minLength: 1, maxLength: 6 }),
-      // Steps: a time step (ms, fractional too, sometimes zero), or a model change.
-      fc.array(fc.oneof(fc.record({ dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 40_000 }), fc.double({ min: 0.001, max: 2_000, noNaN: true })) }), fc.record({ change: fc.array(sessionArb, { minLength: 1, maxLength: 6 }) })), { minLength: 1, maxLength: 25 }),
-      (specs, steps) => {
-        let state = reduceEvents(initialModelState(), eventsFor(specs, 0));
-        const cache = createSnapshotCache();
-        let now = NOW;
-        let version = 0;
-        assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }));
-        for (const step of steps) {
-          if ('dt' in step) now += step.dt;
-          // A model change replaces some sessions' data (same ids: the first specs' sessions) or adds new ones.
-          else state = reduceEvents(state, eventsFor(step.change, version++ % 2));
-          assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }));
+    fc.property(fc.array(sessionArb, { minLength: 1, maxLength: 8 }), fc.array(stepArb, { minLength: 1, maxLength: 25 }), (specs, steps) => {
+      const all = new Map(specs.map((s, i) => [i, s] as const));
+      let state = reduceEvents(initialModelState(), [...eventsFor(all, all.keys()), ...stateLogEvents(all)]);
+      const cache = createSnapshotCache();
+      let now = NOW;
+      const same = (what: string) => assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }), what);
+      same('first build');
+      for (const step of steps) {
+        if ('dt' in step) now += step.dt;
+        else if ('rewrite' in step) {
+          // Mostly the same place in the tree (the cheap path), sometimes a move.
+          for (const [i, spec] of step.rewrite) all.set(i, spec.size % 4 === 0 || !all.has(i) ? spec : { ...spec, laneOf: all.get(i)!.laneOf, report: all.get(i)!.report });
+          state = reduceEvents(state, eventsFor(all, step.rewrite.map(([i]) => i)));
+        } else if (all.has(step.remove) && all.size > 1) {
+          all.delete(step.remove);
+          const id = idOf(step.remove);
+          state = reduceEvents(state, [
+            { type: 'session-file-removed', file: fileOf(id) },
+            { type: 'checkpoint-removed', file: `${HOME}/loop-dash/checkpoints/${id}.json` },
+          ]);
         }
-      },
-    ),
-    { numRuns: 300 },
+        same(`after ${JSON.stringify(step).slice(0, 80)}`);
+      }
+    }),
+    { numRuns: 400 },
   );
 });
 

@@ -210,7 +210,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
       const listen = parseListen(opts.listen);
       if ('error' in listen) throw new InputError(listen.error);
-      code = await runServe({ homes, listen, graceMs: parseDuration(opts.grace), polling: !!(opts.poll ?? cmd.parent?.opts<{ poll?: boolean }>().poll), version: version() }, io);
+      code = await runServe({ homes, listen, graceMs: parseDuration(opts.grace), polling: !!(opts.poll ?? cmd.parent?.opts<{ poll?: boolean }>().poll), version: version(), storeOptions: { cacheDir: defaultCacheDir() } }, io);
     });
 
   try {

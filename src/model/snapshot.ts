@@ -48,7 +48,11 @@ export interface SessionView {
   clocks: Clocks;
   /** Which limits applied and where they came from. */
   limits: EffectiveLimits;
-  source: { checkpoint: boolean; checkpointAgeMs: number | null; stale: boolean; sessionFile: string | null; checkpointFile: string | null };
+  /**
+   * Where the row came from. `checkpointUpdatedAt`: the checkpoint's own instant, so a row stays
+   * the same object while only time passes; its age is {@link checkpointAgeMs}.
+   */
+  source: { checkpoint: boolean; checkpointUpdatedAt: number | null; stale: boolean; sessionFile: string | null; checkpointFile: string | null };
   liveness: { status: LivenessStatus; detail: string } | null;
   checkpoint: Checkpoint | null;
   timers: LoopTimer[];
@@ -130,7 +134,14 @@ export interface SnapshotCache {
   readonly rows: Map<string, ViewMemo>;
   generation: number;
   /** The session/checkpoint join of the last call, for the same two maps. */
-  parts: { sessionFiles: ModelState['sessionFiles']; checkpoints: ModelState['checkpoints']; parts: Map<string, SessionParts> } | null;
+  parts: {
+    sessionFiles: ModelState['sessionFiles'];
+    checkpoints: ModelState['checkpoints'];
+    parts: Map<string, SessionParts>;
+    rootIdByFile: Map<string, string>;
+    /** Session ids claimed by more than one session file or checkpoint (the join picks one). */
+    duplicated: Set<string>;
+  } | null;
   /**
    * The last snapshot built from scratch: for the same model state it stays right, re-timed, for
    * any `now` in [builtAt, stableUntil) (the earliest edge of any row), so a tick that changes
@@ -151,13 +162,167 @@ interface SessionParts {
 }
 
 export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOptions): Snapshot {
-  const last = opts.cache?.last;
-  if (last && last.state === state && last.host === opts.host && last.builtAt <= now && now < last.stableUntil) return retimeSnapshot(last.snapshot, now);
+  const cache = opts.cache;
+  const last = cache?.last;
+  if (!cache) return assembleSnapshot(state, now, opts).snapshot;
+  if (last && last.host === opts.host && last.builtAt <= now) {
+    if (last.state === state && now < last.stableUntil) return retimeSnapshot(last.snapshot, now);
+    const patched = patchSnapshot(cache, last, state, now, opts);
+    if (patched) {
+      cache.last = { state, host: opts.host, builtAt: now, stableUntil: patched.stableUntil, snapshot: patched.snapshot };
+      return retimeSnapshot(patched.snapshot, now);
+    }
+  }
   const built = assembleSnapshot(state, now, opts);
-  if (!opts.cache) return built.snapshot;
-  opts.cache.last = { state, host: opts.host, builtAt: now, stableUntil: built.stableUntil, snapshot: built.snapshot };
+  cache.last = { state, host: opts.host, builtAt: now, stableUntil: built.stableUntil, snapshot: built.snapshot };
   // Callers get a copy: the cached one must not change under them.
   return retimeSnapshot(built.snapshot, now);
+}
+
+/**
+ * The common live case in a fraction of a full build: some session files and checkpoints were
+ * replaced (appends, checkpoint rewrites) and nothing else that rows are joined or derived from.
+ * Only the changed rows (and rows whose stable window has passed) are built; their roots get their
+ * lanes re-attached and sorted, the roots are sorted again if a root row changed; every other row
+ * is the last snapshot's, re-timed. Anything else — a file or checkpoint that appears or goes, a
+ * session that moves between roots, a duplicated session id, incidents, probes, settings, lane
+ * statuses, receipts or state logs that changed — returns null: the caller builds from scratch.
+ */
+function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['last']>, state: ModelState, now: number, opts: SnapshotOptions): { snapshot: Snapshot; stableUntil: number } | null {
+  const before = last.state;
+  const joined = cache.parts;
+  if (!joined || joined.sessionFiles !== before.sessionFiles || joined.checkpoints !== before.checkpoints) return null;
+  if (
+    state.incidents !== before.incidents ||
+    state.probes !== before.probes ||
+    state.settings !== before.settings ||
+    state.laneStatuses !== before.laneStatuses ||
+    state.receipts !== before.receipts ||
+    state.stateLogs !== before.stateLogs ||
+    state.sessionFiles.size !== before.sessionFiles.size ||
+    state.checkpoints.size !== before.checkpoints.size
+  ) {
+    return null;
+  }
+  // Which sessions changed, and only in place (same session, same place in the tree).
+  const changed = new Map<string, SessionParts>();
+  const partOf = (session: string): SessionParts | null => {
+    const p = changed.get(session) ?? joined.parts.get(session);
+    return p ? changed.get(session) ?? { ...p } : null;
+  };
+  if (state.sessionFiles !== before.sessionFiles) {
+    for (const [file, facts] of state.sessionFiles) {
+      const old = before.sessionFiles.get(file);
+      if (old === facts) continue;
+      if (
+        !old ||
+        old.sessionId !== facts.sessionId ||
+        old.role !== facts.role ||
+        old.rootFile !== facts.rootFile ||
+        old.runId !== facts.runId ||
+        // The root's state log gives its lanes their names and deadlines.
+        old.continuation?.launch?.report !== facts.continuation?.launch?.report ||
+        joined.duplicated.has(facts.sessionId)
+      ) {
+        return null;
+      }
+      const p = partOf(facts.sessionId);
+      if (!p) return null;
+      p.facts = facts;
+      changed.set(facts.sessionId, p);
+    }
+  }
+  if (state.checkpoints !== before.checkpoints) {
+    for (const [file, record] of state.checkpoints) {
+      const old = before.checkpoints.get(file);
+      if (old === record) continue;
+      if (
+        !old ||
+        old.session !== record.session ||
+        old.checkpoint.role !== record.checkpoint.role ||
+        old.checkpoint.parentSession !== record.checkpoint.parentSession ||
+        old.checkpoint.pid !== record.checkpoint.pid ||
+        joined.duplicated.has(record.session)
+      ) {
+        return null;
+      }
+      const p = partOf(record.session);
+      if (!p) return null;
+      p.checkpoint = record;
+      changed.set(record.session, p);
+    }
+  }
+  // Rows whose state can have moved since they were built are built again too (none can while
+  // `now` is inside the last snapshot's window: its edge is at most every row's own).
+  const stale = new Set<string>();
+  if (now >= last.stableUntil) for (const m of cache.rows.values()) if (now >= m.stableUntil || now < m.builtAt) stale.add(m.view.session);
+
+  // The join is the cache's own (never handed out): updated in place for the new maps.
+  const parts = joined.parts;
+  for (const [session, p] of changed) parts.set(session, p);
+  cache.parts = { ...joined, sessionFiles: state.sessionFiles, checkpoints: state.checkpoints };
+
+  // The same settings and homes: the same limits per home as the last snapshot.
+  const homeLimits = last.snapshot.homeLimits;
+  const { bySession: incidentsBySession, sorted: incidents } = incidentIndex(state.incidents);
+  const laneStatusByRun = laneStatusIndex(state.laneStatuses);
+  const receiptsById = receiptIndex(state.receipts);
+  // Rows are pruned only by a full build (which marks every row in use); a patch keeps the generation.
+  const generation = cache.generation;
+  const rebuild = (old: SessionView): SessionView => {
+    const p = parts.get(old.session);
+    if (!p) throw new Error(`snapshot patch: session ${old.session} has no parts`);
+    const limits = (homeLimits.get(p.home) ?? DEFAULT_LIMITS).limits;
+    const inputs = rowInputs(p, state, limits, incidentsBySession, laneStatusByRun, receiptsById, opts.host);
+    const view = memoSessionView(cache, p, inputs, state, now, opts, generation).view;
+    view.parent = old.parent;
+    return view;
+  };
+  const dirty = (v: SessionView) => changed.has(v.session) || stale.has(v.session);
+
+  let rootsMoved = false;
+  const roots = last.snapshot.roots.map((root) => {
+    const rootDirty = dirty(root);
+    const lanesDirty = root.lanes.some(dirty);
+    if (!rootDirty && !lanesDirty) return root;
+    if (rootDirty) rootsMoved = true;
+    const r = rootDirty ? rebuild(root) : { ...root };
+    // Copies: attaching the state log writes to the lanes, and the cached snapshot must not change.
+    r.lanes = root.lanes.map((lane) => (dirty(lane) ? rebuild(lane) : { ...lane }));
+    if (r.role === 'root') attachStateLog(r, state);
+    sortViews(r.lanes);
+    return r;
+  });
+  // Rows that did not change keep the instant they were built at; order is by deadline instants,
+  // so mixing instants is harmless, and every row is re-timed before anyone sees it.
+  if (rootsMoved) sortViews(roots);
+
+  // The earliest edge of any row. When no row's window had passed, the last snapshot's edge still
+  // bounds the rows kept (it may be a rebuilt row's old edge: earlier than needed, never later).
+  let stableUntil = last.stableUntil;
+  for (const session of changed.keys()) {
+    const p = parts.get(session)!;
+    stableUntil = Math.min(stableUntil, cache.rows.get(`${p.home}\0${session}`)?.stableUntil ?? -Infinity);
+  }
+  // Some row's window has passed (or the bound is too early to be of use): the exact edge.
+  if (stale.size > 0 || stableUntil <= now) {
+    stableUntil = Infinity;
+    for (const root of roots) {
+      stableUntil = Math.min(stableUntil, cache.rows.get(`${root.home}\0${root.session}`)?.stableUntil ?? -Infinity);
+      for (const lane of root.lanes) stableUntil = Math.min(stableUntil, cache.rows.get(`${lane.home}\0${lane.session}`)?.stableUntil ?? -Infinity);
+    }
+  }
+  const snapshot: Snapshot = {
+    ...last.snapshot,
+    now,
+    roots,
+    incidents,
+    warnings: warningList(state.warnings, homeLimits),
+    progress: progressOf(state),
+    watchMode: state.watchMode,
+    homeLimits,
+  };
+  return { snapshot, stableUntil };
 }
 
 /**
@@ -166,9 +331,14 @@ export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOpti
  */
 function retimeSnapshot(snap: Snapshot, now: number): Snapshot {
   const roots = snap.roots.map((root) => {
+    let lanes: SessionView[] | null = null;
+    for (let i = 0; i < root.lanes.length; i++) {
+      const lane = retime(root.lanes[i]!, now);
+      if (lane !== root.lanes[i]) (lanes ??= root.lanes.slice())[i] = lane;
+    }
     const r = retime(root, now);
-    r.lanes = root.lanes.map((lane) => retime(lane, now));
-    return r;
+    if (!lanes) return r;
+    return r === root ? { ...root, lanes } : Object.assign(r, { lanes });
   });
   return { ...snap, now, roots, incidents: snap.incidents.slice(), warnings: snap.warnings.slice() };
 }
@@ -185,12 +355,16 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
   };
 
   const cache = opts.cache;
-  let parts: Map<string, SessionParts>;
-  if (cache?.parts && cache.parts.sessionFiles === state.sessionFiles && cache.parts.checkpoints === state.checkpoints) parts = cache.parts.parts;
-  else {
-    parts = joinParts(state);
-    if (cache) cache.parts = { sessionFiles: state.sessionFiles, checkpoints: state.checkpoints, parts };
+  let joined = cache?.parts;
+  if (!joined || joined.sessionFiles !== state.sessionFiles || joined.checkpoints !== state.checkpoints) {
+    const { parts, duplicated } = joinParts(state);
+    // Roots by file, for attaching lanes.
+    const rootIdByFile = new Map<string, string>();
+    for (const p of parts.values()) if (p.facts && p.facts.role === 'root') rootIdByFile.set(p.facts.file, p.session);
+    joined = { sessionFiles: state.sessionFiles, checkpoints: state.checkpoints, parts, rootIdByFile, duplicated };
+    if (cache) cache.parts = joined;
   }
+  const { parts, rootIdByFile } = joined;
 
   const { bySession: incidentsBySession, sorted: incidentsSorted } = incidentIndex(state.incidents);
   const laneStatusByRun = laneStatusIndex(state.laneStatuses);
@@ -208,8 +382,6 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
   if (cache && generation % 64 === 0) for (const [k, m] of cache.rows) if (m.generation !== generation) cache.rows.delete(k);
 
   // Attach lanes to roots: by the lane's root file, else the checkpoint's parentSession (id or path).
-  const rootIdByFile = new Map<string, string>();
-  for (const p of parts.values()) if (p.facts && p.facts.role === 'root') rootIdByFile.set(p.facts.file, p.session);
   const roots: SessionView[] = [];
   const orphans: SessionView[] = [];
   for (const view of views.values()) {
@@ -236,10 +408,13 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
   sortViews(roots);
 
   const incidents = incidentsSorted;
-  const warnings: Warning[] = [];
-  for (const list of state.warnings.values()) warnings.push(...list);
-  for (const [home, l] of homeLimits) for (const note of l.notes) warnings.push({ file: path.join(home, 'settings.json'), line: null, message: note, severity: 'warning' });
+  const warnings = warningList(state.warnings, homeLimits);
 
+  const homes = [...new Set([...state.settings.keys(), ...[...parts.values()].map((p) => p.home)])].sort();
+  return { snapshot: { now, homes, roots, incidents, warnings, progress: progressOf(state), watchMode: state.watchMode, homeLimits }, stableUntil };
+}
+
+function progressOf(state: ModelState): Snapshot['progress'] {
   let read = 0;
   let total = 0;
   let done = true;
@@ -248,25 +423,27 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
     total += pr.total;
     done &&= pr.done;
   }
-  const homes = [...new Set([...state.settings.keys(), ...[...parts.values()].map((p) => p.home)])].sort();
-  return { snapshot: { now, homes, roots, incidents, warnings, progress: { read, total, done }, watchMode: state.watchMode, homeLimits }, stableUntil };
+  return { read, total, done };
 }
 
 /** Join session files and checkpoints by session id (a fresh root may have only a checkpoint). */
-function joinParts(state: ModelState): Map<string, SessionParts> {
+function joinParts(state: ModelState): { parts: Map<string, SessionParts>; duplicated: Set<string> } {
   const parts = new Map<string, SessionParts>();
+  const duplicated = new Set<string>();
   for (const facts of state.sessionFiles.values()) {
     const p = parts.get(facts.sessionId) ?? { session: facts.sessionId, home: facts.home, facts: null, checkpoint: null };
+    if (p.facts) duplicated.add(facts.sessionId);
     // Two files claiming one id (a copy): keep the newest.
     if (!p.facts || facts.mtimeMs > p.facts.mtimeMs) p.facts = facts;
     parts.set(facts.sessionId, p);
   }
   for (const record of state.checkpoints.values()) {
     const p = parts.get(record.session) ?? { session: record.session, home: record.home, facts: null, checkpoint: null };
+    if (p.checkpoint) duplicated.add(record.session);
     if (!p.checkpoint || record.checkpoint.updatedAt > p.checkpoint.checkpoint.updatedAt) p.checkpoint = record;
     parts.set(record.session, p);
   }
-  return parts;
+  return { parts, duplicated };
 }
 
 /** Everything a row is built from besides `now`; rows are reused only when each is the same object. */
@@ -334,7 +511,9 @@ function memoSessionView(cache: SnapshotCache, p: SessionParts, inputs: RowInput
   let m = cache.rows.get(key);
   if (m && sameInputs(m.inputs, inputs) && m.builtAt <= now && now < m.stableUntil) {
     m.generation = generation;
-    return { view: retime(m.view, now), stableUntil: m.stableUntil };
+    // A copy either way: the snapshot attaches lanes and state logs to it.
+    const v = retime(m.view, now);
+    return { view: v === m.view ? { ...v, lanes: [] } : Object.assign(v, { lanes: [] }), stableUntil: m.stableUntil };
   }
   const built = sessionView(p, inputs, state, now, opts);
   m = { inputs, builtAt: now, stableUntil: built.stableUntil, view: built.view, generation };
@@ -342,12 +521,20 @@ function memoSessionView(cache: SnapshotCache, p: SessionParts, inputs: RowInput
   return { view: { ...built.view, lanes: [] }, stableUntil: built.stableUntil };
 }
 
-/** A copy of `v` at `now`: the same deadlines with their remaining times, the checkpoint's age. */
+/** How old the row's checkpoint is at `now` (negative for one stamped in the future); null without one. */
+export function checkpointAgeMs(v: Pick<SessionView, 'source'>, now: number): number | null {
+  return v.source.checkpointUpdatedAt === null ? null : now - v.source.checkpointUpdatedAt;
+}
+
+/**
+ * `v` at `now`: its running deadlines with their remaining times. A row with no running clock
+ * does not depend on `now` at all (within its stable window) and is returned as it is.
+ */
 export function retime(v: SessionView, now: number): SessionView {
   const c = v.clocks;
+  if (!(c.inactivity || c.absolute || c.episode || c.nextRetry || c.nextResume)) return v;
   return {
     ...v,
-    lanes: [],
     clocks: {
       ...c,
       inactivity: at(c.inactivity, now),
@@ -356,7 +543,6 @@ export function retime(v: SessionView, now: number): SessionView {
       nextRetry: at(c.nextRetry, now),
       nextResume: at(c.nextResume, now),
     },
-    source: v.checkpoint && v.source.checkpointAgeMs !== null ? { ...v.source, checkpointAgeMs: now - v.checkpoint.updatedAt } : v.source,
   };
 }
 
@@ -463,7 +649,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, state: ModelState, now:
     lastActivityAt,
     clocks,
     limits,
-    source: { checkpoint: !!p.checkpoint, checkpointAgeMs, stale, sessionFile: facts?.file ?? null, checkpointFile: p.checkpoint?.file ?? null },
+    source: { checkpoint: !!p.checkpoint, checkpointUpdatedAt: p.checkpoint ? cp!.updatedAt : null, stale, sessionFile: facts?.file ?? null, checkpointFile: p.checkpoint?.file ?? null },
     liveness,
     checkpoint: cp,
     timers,
@@ -484,19 +670,31 @@ function sessionView(p: SessionParts, inputs: RowInputs, state: ModelState, now:
   return { view, stableUntil };
 }
 
+const NO_EVENTS: readonly StateLogEvent[] = Object.freeze([]);
+/** Derived once per launch record and per version of a state log (both are replaced, never changed). */
+const stateLogFiles = new WeakMap<object, string>();
+const dispatchIndexes = new WeakMap<readonly StateLogEvent[], Map<string, StateLogEvent>>();
+
 /** A root's state log gives its lanes their lane name, task and deadline (from `dispatch`). */
 function attachStateLog(root: SessionView, state: ModelState): void {
   const facts = root.source.sessionFile ? state.sessionFiles.get(root.source.sessionFile) : undefined;
-  const report = facts?.continuation?.launch?.report;
-  if (!report) return;
-  const file = stateLogPathFromReport(report);
+  const launch = facts?.continuation?.launch;
+  const report = launch?.report;
+  if (!launch || !report) return;
+  let file = stateLogFiles.get(launch);
+  if (file === undefined) stateLogFiles.set(launch, (file = stateLogPathFromReport(report)));
   root.stateLogFile = file;
-  const events = state.stateLogs.get(file) ?? [];
+  const events = state.stateLogs.get(file) ?? NO_EVENTS;
   root.stateLog = events;
-  const dispatchByRun = new Map<string, StateLogEvent>();
-  for (const ev of events) {
-    const run = typeof ev.raw.run === 'string' ? ev.raw.run : null;
-    if (ev.ev === 'dispatch' && run) dispatchByRun.set(run, ev);
+  if (root.lanes.length === 0) return;
+  let dispatchByRun = dispatchIndexes.get(events);
+  if (!dispatchByRun) {
+    dispatchByRun = new Map<string, StateLogEvent>();
+    for (const ev of events) {
+      const run = typeof ev.raw.run === 'string' ? ev.raw.run : null;
+      if (ev.ev === 'dispatch' && run) dispatchByRun.set(run, ev);
+    }
+    dispatchIndexes.set(events, dispatchByRun);
   }
   for (const lane of root.lanes) {
     const d = lane.runId ? dispatchByRun.get(lane.runId) : undefined;
@@ -551,10 +749,24 @@ function receiptIndex(receipts: ReadonlyMap<string, WatcherReceipt>): Map<string
   return index;
 }
 
+/** Every warning in one list, once per version of the warnings map (plus the settings notes). */
+const warningLists = new WeakMap<ModelState['warnings'], Warning[]>();
+function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { notes: string[] }>): Warning[] {
+  let fromFiles = warningLists.get(byFile);
+  if (!fromFiles) {
+    fromFiles = [];
+    for (const list of byFile.values()) fromFiles.push(...list);
+    warningLists.set(byFile, fromFiles);
+  }
+  const warnings = fromFiles.slice();
+  for (const [home, l] of homeLimits) for (const note of l.notes) warnings.push({ file: path.join(home, 'settings.json'), line: null, message: note, severity: 'warning' });
+  return warnings;
+}
+
 /** Sorts by {@link compareViews}, computing each row's first deadline once (not per comparison). */
 function sortViews(views: SessionView[]): void {
   if (views.length < 2) return;
-  const keyed = views.map((v) => ({ v, r: firstRemaining(v) }));
+  const keyed = views.map((v) => ({ v, r: firstDeadlineAt(v) }));
   keyed.sort((a, b) => (a.r !== b.r ? (a.r < b.r ? -1 : 1) : a.v.name.localeCompare(b.v.name) || a.v.session.localeCompare(b.v.session)));
   for (let i = 0; i < keyed.length; i++) views[i] = keyed[i]!.v;
 }
@@ -576,6 +788,22 @@ export function firstRemaining(v: SessionView): number {
     c.firstToFire === 'episode' ? c.episode?.remainingMs : undefined,
     c.nextRetry?.remainingMs,
     c.nextResume?.remainingMs,
+  ].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  return candidates.length ? Math.min(...candidates) : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The instant {@link firstRemaining} counts down to (Infinity when nothing is due): ordering by it
+ * is ordering by remaining time at any one `now`, and it does not move as time passes.
+ */
+function firstDeadlineAt(v: SessionView): number {
+  const c = v.clocks;
+  const candidates = [
+    c.firstToFire === 'inactivity' ? c.inactivity?.at : undefined,
+    c.firstToFire === 'absolute' ? c.absolute?.at : undefined,
+    c.firstToFire === 'episode' ? c.episode?.at : undefined,
+    c.nextRetry?.at,
+    c.nextResume?.at,
   ].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
   return candidates.length ? Math.min(...candidates) : Number.POSITIVE_INFINITY;
 }

@@ -1,6 +1,6 @@
 /** The `status --json` document of SPEC §6: field names are a contract; more fields may be added. */
 import type { Clocks, Deadline } from './clocks.js';
-import type { SessionView, Snapshot } from './snapshot.js';
+import { checkpointAgeMs, type SessionView, type Snapshot } from './snapshot.js';
 
 const iso = (ms: number | null | undefined): string | null =>
   typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null;
@@ -23,7 +23,7 @@ export function clocksJson(c: Clocks) {
   };
 }
 
-export function sessionJson(v: SessionView): Record<string, unknown> {
+export function sessionJson(v: SessionView, now: number): Record<string, unknown> {
   const base: Record<string, unknown> = {
     session: v.session,
     name: v.name,
@@ -38,7 +38,7 @@ export function sessionJson(v: SessionView): Record<string, unknown> {
     clocks: clocksJson(v.clocks),
     source: {
       checkpoint: v.source.checkpoint,
-      checkpointAgeMs: v.source.checkpointAgeMs,
+      checkpointAgeMs: checkpointAgeMs(v, now),
       stale: v.source.stale,
       sessionFile: v.source.sessionFile,
       checkpointFile: v.source.checkpointFile,
@@ -59,7 +59,7 @@ export function sessionJson(v: SessionView): Record<string, unknown> {
   if (v.role === 'lane') {
     Object.assign(base, { runId: v.runId, lane: v.lane, task: v.task, deadline: iso(v.deadline) });
   } else {
-    base.lanes = v.lanes.map(sessionJson);
+    base.lanes = v.lanes.map((lane) => sessionJson(lane, now));
   }
   return base;
 }
@@ -70,7 +70,7 @@ export function statusJson(snap: Snapshot): Record<string, unknown> {
     home: snap.homes[0] ?? null,
     homes: snap.homes,
     now: iso(snap.now),
-    roots: snap.roots.map(sessionJson),
+    roots: snap.roots.map((root) => sessionJson(root, snap.now)),
     incidents: snap.incidents.map((i) => ({
       file: i.file,
       class: i.cls,

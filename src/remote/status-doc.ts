@@ -196,8 +196,8 @@ export function remoteViews(doc: RemoteStatusDoc, origin: RemoteOrigin, now: num
   const view = (s: z.infer<typeof sessionSchema>, parent: string | null): SessionView => {
     const state = s.state in STATES ? (s.state as SessionState) : 'unknown';
     const src = s.source;
-    // The checkpoint was updatedAt = remoteNow − age; its age now is measured on our clock.
-    const checkpointAgeMs = src?.checkpointAgeMs != null ? now - (doc.now - src.checkpointAgeMs) : null;
+    // The checkpoint was updated at remoteNow − age; its age is then measured on our clock.
+    const checkpointUpdatedAt = src?.checkpointAgeMs != null ? doc.now - src.checkpointAgeMs : null;
     const liveness = s.liveness ? { status: s.liveness.status in LIVENESS ? (s.liveness.status as LivenessStatus) : 'unknown', detail: s.liveness.detail ?? '' } : null;
     return {
       session: s.session,
@@ -213,7 +213,7 @@ export function remoteViews(doc: RemoteStatusDoc, origin: RemoteOrigin, now: num
       lastActivityAt: ms(s.lastActivityAt),
       clocks: remoteClocks(s.clocks, now),
       limits: limitsOf(s),
-      source: { checkpoint: !!src?.checkpoint, checkpointAgeMs, stale: !!src?.stale || stale, sessionFile: null, checkpointFile: null },
+      source: { checkpoint: !!src?.checkpoint, checkpointUpdatedAt, stale: !!src?.stale || stale, sessionFile: null, checkpointFile: null },
       liveness,
       checkpoint: null,
       timers: (s.timers ?? []).map((t) => ({ id: t.id, at: ms(t.at), reason: t.reason ?? null })),

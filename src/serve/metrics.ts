@@ -11,7 +11,7 @@ import path from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ModelState } from '../model/reducer.js';
 import type { SessionState } from '../model/session-state.js';
-import { buildSnapshot, type SessionView, type Snapshot } from '../model/snapshot.js';
+import { buildSnapshot, createSnapshotCache, type SessionView, type Snapshot } from '../model/snapshot.js';
 
 /** Every session state, so the state gauge has one series per state (the enum pattern). */
 export const SESSION_STATES: readonly SessionState[] = ['lost', 'held', 'requesting', 'tools', 'retry-wait', 'recovering', 'stopped', 'waiting', 'idle', 'ended', 'unknown'];
@@ -98,10 +98,12 @@ export function createExporter(opts: ExporterOptions): Exporter {
 
   // One snapshot per scrape, built by the first collector that asks for it.
   let scrape: { snap: Snapshot; kept: { view: SessionView; root: string }[]; pruned: number; collectSeconds: number } | null = null;
+  // Rows kept between scrapes: unchanged rows are re-timed, not built again.
+  const snapshotCache = createSnapshotCache();
   const current = () => {
     if (!scrape) {
       const t0 = performance.now();
-      const snap = buildSnapshot(opts.getState(), opts.clock(), { host: opts.host });
+      const snap = buildSnapshot(opts.getState(), opts.clock(), { host: opts.host, cache: snapshotCache });
       const { kept, pruned } = exportedSessions(snap, graceMs);
       scrape = { snap, kept, pruned, collectSeconds: (performance.now() - t0) / 1000 };
     }

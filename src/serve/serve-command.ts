@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import { createLiveStore, type LiveStore, type LiveStoreOptions } from '../app/live-store.js';
-import { buildSnapshot } from '../model/snapshot.js';
+import { buildSnapshot, createSnapshotCache } from '../model/snapshot.js';
 import { statusJson } from '../model/status-json.js';
 import { createExporter, DEFAULT_GRACE_MS, type Exporter } from './metrics.js';
 import { DEFAULT_LISTEN, startHttpServer, type ListenAddress, type RunningServer } from './server.js';
@@ -41,6 +41,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const clock = opts.clock ?? (() => Date.now());
   const host = opts.host ?? os.hostname();
   const store = createLiveStore(opts.homes, { polling: !!opts.polling, host, ...opts.storeOptions });
+  const statusCache = createSnapshotCache();
   const startedAt = clock();
   let readSeconds: number | null = null;
   let readError: string | null = null;
@@ -59,7 +60,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     {
       metrics: async () => ({ contentType: exporter.contentType, body: await exporter.render() }),
       status: () => ({
-        ...statusJson(buildSnapshot(store.getState(), clock(), { host })),
+        ...statusJson(buildSnapshot(store.getState(), clock(), { host, cache: statusCache })),
         host,
         generator: `loop-dash serve ${opts.version}`,
       }),

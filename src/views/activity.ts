@@ -36,16 +36,23 @@ export interface ActivityObservation {
 /** The request counters of every session (roots and lanes) that has a request in its checkpoint. */
 export function observationsOf(roots: readonly SessionView[]): ActivityObservation[] {
   const out: ActivityObservation[] = [];
-  const visit = (v: SessionView) => {
-    const req = v.checkpoint?.request;
-    if (req) out.push({ session: v.session, turn: req.turn, count: req.modelEvents });
-  };
   for (const r of roots) {
-    visit(r);
-    r.lanes.forEach(visit);
+    let mine = observed.get(r);
+    if (!mine) {
+      mine = [];
+      for (const v of [r, ...r.lanes]) {
+        const req = v.checkpoint?.request;
+        if (req) mine.push({ session: v.session, turn: req.turn, count: req.modelEvents });
+      }
+      observed.set(r, mine);
+    }
+    for (const o of mine) out.push(o);
   }
   return out;
 }
+
+/** Per root row (with its lanes): unchanged rows are the same objects between snapshots. */
+const observed = new WeakMap<SessionView, ActivityObservation[]>();
 
 /**
  * Fold observations made at `at` into the log. A new turn (or a counter that went down) starts

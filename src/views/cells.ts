@@ -3,7 +3,7 @@
  * table, so the two can never disagree about a number.
  */
 import { formatRemaining } from '../model/clocks.js';
-import type { SessionView } from '../model/snapshot.js';
+import { checkpointAgeMs, type SessionView } from '../model/snapshot.js';
 
 /** Urgency of a countdown: warning under 3 min, critical under 1 min (SPEC §5). */
 export type Urgency = 'ok' | 'warning' | 'critical' | 'none';
@@ -83,6 +83,6 @@ export function sessionCells(v: SessionView, now: number, homeLabel = ''): Recor
         : plain('—'),
     armed: plain(v.held ? 'HELD' : v.armed === true ? 'armed' : v.armed === false ? 'disarmed' : '—'),
     incidents: plain(v.incidents ? String(v.incidents) : '·'),
-    age: plain(v.source.checkpoint ? `${formatAge(v.source.checkpointAgeMs)}${v.source.stale ? '!' : ''}` : v.lastActivityAt !== null ? `~${formatAge(now - v.lastActivityAt)}` : '—'),
+    age: plain(v.source.checkpoint ? `${formatAge(checkpointAgeMs(v, now))}${v.source.stale ? '!' : ''}` : v.lastActivityAt !== null ? `~${formatAge(now - v.lastActivityAt)}` : '—'),
   };
 }

@@ -4,7 +4,7 @@
  * linked incidents and owner actions. Pure: the pane windows and scrolls these lines.
  */
 import type { ControlAck, JournalEntry } from '../contract/control.js';
-import type { SessionView } from '../model/snapshot.js';
+import { checkpointAgeMs, type SessionView } from '../model/snapshot.js';
 import type { IncidentRecord } from '../model/types.js';
 import { activityBuckets, sparkline, squeeze, ACTIVITY_BUCKETS, type ActivityTrack } from './activity.js';
 import { formatAge } from './cells.js';
@@ -74,7 +74,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
     );
   }
   const dataAge = v.source.checkpoint
-    ? `checkpoint ${formatAge(v.source.checkpointAgeMs)} old${v.source.stale ? ' (STALE: a live request refreshes it at least every 15 s)' : ''}`
+    ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? ' (STALE: a live request refreshes it at least every 15 s)' : ''}`
     : `no checkpoint; session file last active ${v.lastActivityAt !== null ? formatRelative(v.lastActivityAt, now) : 'unknown'}`;
   lines.push(item(`data: ${dataAge}`));
   if (v.remote) lines.push(item(`remote: from ${v.remote.host} (${v.remote.url}), fetched ${formatAge(now - v.remote.fetchedAt)} ago · read-only here; owner actions stay on ${v.remote.host}`));

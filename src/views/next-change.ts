@@ -35,8 +35,8 @@ function rowChangeAt(v: SessionView, now: number): number {
     if (d && Number.isFinite(d.remainingMs)) return now + SECOND;
   }
   let at = Infinity;
-  if (v.source.checkpoint && v.source.checkpointAgeMs !== null) {
-    const updated = now - v.source.checkpointAgeMs;
+  if (v.source.checkpoint && v.source.checkpointUpdatedAt !== null) {
+    const updated = v.source.checkpointUpdatedAt;
     at = Math.min(at, ageChangeAt(updated, now));
     // A checkpoint turns stale (and another host's process `remote-stale`) by its age alone.
     for (const edge of [updated + CHECKPOINT_STALE_MS + 1, updated + REMOTE_STALE_MS + 1]) if (edge > now) at = Math.min(at, edge);

@@ -63,9 +63,24 @@ export interface TreeRow {
 
 /** Does the session match the filter text (name, session id, model, state, or a remote row's host; case-insensitive)? */
 export function matchesFilter(v: SessionView, filter: string): boolean {
-  const f = filter.trim().toLowerCase();
-  if (!f) return true;
-  return [v.name, v.session, v.model ?? '', v.state, v.lane ?? '', v.remote?.host ?? ''].some((s) => s.toLowerCase().includes(f));
+  return matchesNeedle(v, filter.trim().toLowerCase());
+}
+
+/**
+ * The searched fields of a row, lower-cased, one per line (a filter is one line of typed text, so
+ * it never spans two fields). Rows that did not change are the same objects from one snapshot to
+ * the next, so each is lower-cased once, not on every frame.
+ */
+const haystacks = new WeakMap<SessionView, string>();
+function matchesNeedle(v: SessionView, needle: string): boolean {
+  if (!needle) return true;
+  let hay = haystacks.get(v);
+  if (hay === undefined) {
+    hay = [v.name, v.session, v.model ?? '', v.state, v.lane ?? '', v.remote?.host ?? ''].join('\n').toLowerCase();
+    haystacks.set(v, hay);
+  }
+  if (!needle.includes('\n')) return hay.includes(needle);
+  return [v.name, v.session, v.model ?? '', v.state, v.lane ?? '', v.remote?.host ?? ''].some((s) => s.toLowerCase().includes(needle));
 }
 
 /**
@@ -80,9 +95,10 @@ export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; 
   const labels = hasSeveralHomes(roots) ? homeLabels(roots) : null;
   if (labels) sorted = groupByHome(sorted, labels);
   const rows: TreeRow[] = [];
+  const needle = opts.filter.trim().toLowerCase();
   for (const root of sorted) {
-    const rootMatches = matchesFilter(root, opts.filter);
-    const lanes = (opts.sort === 'first-limit' ? root.lanes : [...root.lanes].sort(cmp)).filter((l) => rootMatches || matchesFilter(l, opts.filter));
+    const rootMatches = matchesNeedle(root, needle);
+    const lanes = (opts.sort === 'first-limit' ? root.lanes : [...root.lanes].sort(cmp)).filter((l) => rootMatches || matchesNeedle(l, needle));
     if (!rootMatches && lanes.length === 0) continue;
     const collapsed = opts.collapsed.has(root.session);
     rows.push({ id: root.session, view: root, depth: 0, parent: null, last: false, laneCount: root.lanes.length, collapsed, ...(labels ? { home: labels.get(homeKey(root)) ?? root.home } : {}) });
