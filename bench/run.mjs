@@ -294,6 +294,17 @@ async function liveSection(home, manifest) {
       toFrame.push(f ? f.t - a.t : NaN);
     }
     out.appendModel = { p50: quantile(toModel, 0.5), p99: quantile(toModel, 0.99), missing: toModel.filter((x) => !Number.isFinite(x)).length };
+    // An append the model never showed is a correctness failure, not a slow figure: keep what is
+    // needed to explain it (the file, its size after the write, every size the model held for it).
+    out.appendMissingDetail = appends
+      .filter((_, i) => !Number.isFinite(toModel[i]))
+      .map((a) => ({
+        file: a.file,
+        size: a.size,
+        atMs: Math.round(a.t - tStart),
+        sizeNowOnDisk: fs.statSync(a.file).size,
+        modelSizes: (idx.get(a.file) ?? []).map((e) => ({ size: e.size, atMs: Math.round(e.t - tStart), v: e.v })),
+      }));
     out.appendFrame = { p50: quantile(toFrame, 0.5), p99: quantile(toFrame, 0.99), missing: toFrame.filter((x) => !Number.isFinite(x)).length };
 
     log('  bursts: 200 appends back to back to one file, 10 times …');
@@ -487,7 +498,10 @@ async function main() {
       row('live', 'append → model p99', live.appendModel.p99, 'ms');
       row('live', 'append → frame p50', live.appendFrame.p50, 'ms', '≤ 50', live.appendFrame.p50 <= 50);
       row('live', 'append → frame p99', live.appendFrame.p99, 'ms', '≤ 250', live.appendFrame.p99 <= 250);
-      if (live.appendModel.missing) row('live', 'appends never seen in the model', live.appendModel.missing, '', '0', false);
+      if (live.appendModel.missing) {
+        row('live', 'appends never seen in the model', live.appendModel.missing, '', '0', false);
+        for (const d of live.appendMissingDetail ?? []) log(`  MISSING append: ${JSON.stringify(d)}`);
+      }
       row('live', 'last append of a burst → model, max of 10', live.burstLast.max, 'ms', '≤ 250', live.burstLast.max <= 250);
       row('live', 'last append of a burst → frame, max of 10', live.burstLastFrame.max, 'ms', '≤ 250', live.burstLastFrame.max <= 250);
       row('live', 'CPU at 100 appends/s over 100 files', live.cpu100, '%', '≤ 15', live.cpu100 <= 15);
