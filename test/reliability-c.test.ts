@@ -116,6 +116,32 @@ test('C1 [polling]: forced polling needs no inotify watch at all → nothing to 
   }
 });
 
+test('C2 [native, adaptive sweep]: a file that became active after the start (old at the walk) and then loses an event is re-checked within 5 s, not left to the full walk', CASE, async (t) => {
+  const home = faultHome();
+  const file = newSession(home, 'c2-old', [wake('C2 old 1')]);
+  // Old at the walk: not among the recently changed files the start knows of.
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  fs.utimesSync(file, hourAgo, hourAgo);
+  const gate = { closed: false, count: 0 };
+  // The full walk far away (60 s): only the re-check of recent files can catch a lost event.
+  const p = await startProbe(home, { sweepMs: 60_000, watchFactory: droppingFactory(gate) });
+  try {
+    const first = p.until((s) => shown(s, file).join() === 'C2 old 1,C2 old 2', 'the append with the watcher working', 5_000);
+    await runWriter([{ op: 'append', file, text: wake('C2 old 2') }]);
+    await first;
+    gate.closed = true;
+    const lost = p.until((s) => shown(s, file).join() === 'C2 old 1,C2 old 2,C2 old 3', 'the append whose event was lost', 15_000);
+    const marks = await runWriter([{ op: 'append', file, text: wake('C2 old 3') }, { op: 'mark', name: 'w' }]);
+    const at = await lost;
+    t.diagnostic(`C2 adaptive: a lost event caught ${at - marks.get('w')!} ms after the write (${gate.count} hints dropped)`);
+    assert.ok(gate.count > 0, 'the event was dropped');
+    assert.ok(at - marks.get('w')! <= 5_000 + 500, `caught ${at - marks.get('w')!} ms after the write (bound: the 5 s re-check + 500 ms)`);
+  } finally {
+    await p.stop();
+    removeHome(home);
+  }
+});
+
 for (const backend of BACKENDS) {
   const tag = `[${backend.name}]`;
 

@@ -46,6 +46,11 @@ export interface HomeReaderOptions {
    * re-checked every 5 s meanwhile.
    */
   reconcileMs?: number;
+  /**
+   * With the adaptive sweep: the full walk's interval instead of the adaptive one (tests use it to
+   * tell the 5 s re-check of recent files apart from the walk). 0 = adaptive.
+   */
+  sweepMs?: number;
   /** Re-check delay after a hint (default 75 ms). */
   recheckMs?: number;
   /** Event batching window (default 70 ms: an append reaches the screen within ~50 ms at the median). */
@@ -171,6 +176,7 @@ export class HomeReader {
       now: () => Date.now(),
       watch: true,
       reconcileMs: 5_000,
+      sweepMs: 0,
       recheckMs: 75,
       batchMs: 70,
       probeMs: 2_000,
@@ -212,6 +218,8 @@ export class HomeReader {
     // The list first: every session appears before any of its bytes is read — as the cache
     // remembers it, else from its path — then the checkpoints (small; they carry the live
     // requests), then the session tails.
+    const horizon = this.opts.now() - ACTIVE_MS;
+    for (const f of walk.files) if (f.mtimeMs >= horizon) this.recent.set(f.file, f.mtimeMs);
     const byKind = (k: ArtifactKind) => walk.files.filter((f) => f.kind === k);
     const sessions = byKind('session').sort((a, b) => b.mtimeMs - a.mtimeMs);
     if (this.opts.cacheDir) {
@@ -289,7 +297,7 @@ export class HomeReader {
   /** The next full sweep, far enough away that sweeping costs under 1/SWEEP_COST of a core. */
   private scheduleSweep(): void {
     if (this.stopped) return;
-    const wait = Math.min(SWEEP_MAX_MS, Math.max(SWEEP_MIN_MS, this.walkMs * SWEEP_COST));
+    const wait = this.opts.sweepMs > 0 ? this.opts.sweepMs : Math.min(SWEEP_MAX_MS, Math.max(SWEEP_MIN_MS, this.walkMs * SWEEP_COST));
     this.sweepTimer = setTimeout(() => {
       this.sweepTimer = null;
       void this.reconcile().finally(() => this.scheduleSweep());
@@ -303,9 +311,23 @@ export class HomeReader {
    */
   private async recheckActive(): Promise<void> {
     if (this.stopped) return;
-    const recent = this.opts.now() - ACTIVE_MS;
-    for (const [file, k] of this.known) {
-      if (k.size < 0 || (k.mtimeMs < recent && !this.failing.has(file))) continue;
+    const horizon = this.opts.now() - ACTIVE_MS;
+    const files = new Set<string>(this.failing);
+    for (const [file, at] of this.recent) {
+      if (at < horizon) this.recent.delete(file);
+      else files.add(file);
+    }
+    for (const file of files) {
+      const k = this.known.get(file);
+      if (!k || k.size < 0) continue;
+      // A session file is compared with what its reader last read (known keeps the walk's stat).
+      if (k.kind === 'session' && this.sessions.has(file) && !this.failing.has(file)) {
+        if (!this.dirty.has(file) && this.mayHaveChanged(file)) {
+          this.recent.set(file, this.opts.now());
+          this.dirty.set(file, false);
+        }
+        continue;
+      }
       let st: import('node:fs').Stats | undefined;
       try {
         st = statSync(file, { throwIfNoEntry: false });
@@ -314,6 +336,7 @@ export class HomeReader {
       }
       if (!st || st.size !== k.size || st.mtimeMs !== k.mtimeMs || st.ino !== k.ino || this.failing.has(file)) {
         if (st) this.known.set(file, { kind: k.kind, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+        this.recent.set(file, this.opts.now());
         if (!this.dirty.has(file)) this.dirty.set(file, false);
       }
     }
@@ -408,9 +431,17 @@ export class HomeReader {
   /** Marks a path as possibly changed (from the watcher, or a test). */
   hint(file: string): void {
     if (this.stopped) return;
-    this.dirty.set(path.resolve(file), true);
+    const resolved = path.resolve(file);
+    this.recent.set(resolved, this.opts.now());
+    this.dirty.set(resolved, true);
     void this.drain();
   }
+
+  /**
+   * Files seen changing in the last ACTIVE_MS (by mtime at the walk, a hint, or a sweep), with
+   * when: the 5 s re-check stats these, not every file of the home.
+   */
+  private readonly recent = new Map<string, number>();
 
   private every(ms: number, fn: () => Promise<void>): void {
     let running = false;
@@ -782,6 +813,7 @@ export class HomeReader {
 
   private forget(file: string, event: ReaderEvent): void {
     this.known.delete(file);
+    this.recent.delete(file);
     this.lineWarnings.delete(file);
     this.invalidSince.delete(file);
     this.lastEmitted.delete(file);
@@ -815,6 +847,7 @@ export class HomeReader {
       const k = this.known.get(f.file);
       if (!k || k.size !== f.size || k.mtimeMs !== f.mtimeMs || k.ino !== f.ino) {
         this.known.set(f.file, { kind: f.kind, size: f.size, mtimeMs: f.mtimeMs, ino: f.ino });
+        this.recent.set(f.file, this.opts.now());
         this.dirty.set(f.file, false);
       }
     }
@@ -838,12 +871,20 @@ export class HomeReader {
     this.walkProblemFiles = now;
   }
 
-  /** Liveness of the pids our checkpoints name (same host only; the dashboard never signals). */
+  /**
+   * Liveness of the pids our checkpoints name (same host only; the dashboard never signals). A pid
+   * found gone is not probed again: that process cannot come back, and a new process that reuses
+   * the pid is probed when a checkpoint names it (its start identity tells it apart).
+   */
   private pids = new Set<number>();
   private async probe(): Promise<void> {
     const now = this.opts.now();
     const pids = [...this.pids];
-    for (const pid of pids) this.push({ type: 'probe', probe: probeProcess(pid, now) });
+    for (const pid of pids) {
+      const probe = probeProcess(pid, now);
+      if (probe.status === 'gone') this.pids.delete(pid);
+      this.push({ type: 'probe', probe });
+    }
     this.scheduleFlush();
   }
 
