@@ -64,6 +64,17 @@ function fileTiming(file: string): Timing {
     }
   };
   put({ ev: 'start', pid: process.pid, origin: performance.timeOrigin });
+  // With LOOP_DASH_TIMING_LAG=<ms>: a mark for each event-loop stall longer than that (a 5 ms
+  // ticker), to find what holds a key press up. Off by default: the ticker costs idle CPU.
+  const lagMs = Number(process.env.LOOP_DASH_TIMING_LAG ?? 0);
+  if (lagMs > 0) {
+    let expected = performance.now() + 5;
+    setInterval(() => {
+      const t = performance.now();
+      if (t - expected > lagMs) put({ ev: 'lag', ms: Math.round(t - expected) });
+      expected = t + 5;
+    }, 5).unref();
+  }
   return {
     enabled: true,
     model(version, events) {
