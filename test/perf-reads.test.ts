@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLiveStore, type LiveStore } from '../src/app/live-store.js';
@@ -150,6 +150,54 @@ test('a state entry far before the tail: found by the background search, remembe
     assert.equal(counter.bytesRead, 0, 'nothing was appended: a warm start reads no content');
   } finally {
     await s2.stop();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
+
+test('a warm start opens no session file that is unchanged since the cache was saved; its next append is still read exactly, and a replaced file is read again', async (t) => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  const files = [bigSession(home, 'same-1', 300_000), bigSession(home, 'same-2', 40_000), bigSession(home, 'replaced-3', 40_000)];
+  const s1 = await open(home, cacheDir, createReadCounter());
+  await s1.background();
+  await s1.stop();
+  // replaced-3: the same bytes under a new inode (a copy renamed over it).
+  const copy = `${files[2]!}.copy`;
+  writeFileSync(copy, readFileSync(files[2]!));
+  renameSync(copy, files[2]!);
+  const counter = createReadCounter();
+  const warm = await open(home, cacheDir, counter);
+  try {
+    const replacedBytes = sizeOf(files[2]!);
+    assert.ok(counter.bytesRead >= Math.min(replacedBytes, 32 * 1024), `the replaced file is read again (${counter.bytesRead} bytes)`);
+    assert.ok(counter.bytesRead <= replacedBytes, `nothing of the unchanged files is read (${counter.bytesRead} bytes for a ${replacedBytes}-byte replaced file)`);
+    // Not even their fingerprints: the unchanged files were not opened (resuming one reads 128
+    // probe bytes: its first 64 and the 64 before the resume point).
+    t.diagnostic(`warm start: ${counter.bytesRead} data bytes, ${counter.probeBytes ?? 0} probe bytes`);
+    assert.ok((counter.probeBytes ?? 0) < 2 * 128, `${counter.probeBytes} probe bytes: at most the replaced file's identity check`);
+    const fresh = await open(home, mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-')), createReadCounter());
+    try {
+      for (const f of files) {
+        const a = warm.getState().sessionFiles.get(f)!;
+        const b = fresh.getState().sessionFiles.get(f)!;
+        for (const k of ['sessionId', 'name', 'model', 'continuation', 'lastAssistant', 'lastEntryAt', 'size', 'mtimeMs'] as const) {
+          assert.deepEqual(a[k], b[k], `${path.basename(f)}: ${k}`);
+        }
+      }
+    } finally {
+      await fresh.stop();
+    }
+    // The first change of a file taken from the cache unopened: its identity is checked (probe
+    // bytes), and exactly the appended bytes are read as data.
+    const before = counter.bytesRead;
+    const line = assistantEntry(T0 + 300_000, { stopReason: 'error', errorMessage: 'after a warm start' });
+    appendFileSync(files[0]!, line);
+    await waitFor(() => warm.getState().sessionFiles.get(files[0]!)?.lastAssistant?.errorMessage === 'after a warm start', 'the append', 5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(counter.bytesRead - before, Buffer.byteLength(line), 'exactly the appended bytes were read');
+  } finally {
+    await warm.stop();
     rmSync(path.dirname(home), { recursive: true, force: true });
     rmSync(cacheDir, { recursive: true, force: true });
   }

@@ -651,7 +651,7 @@ export class HomeReader {
   private async readSession(file: string, found?: FoundFile): Promise<void> {
     const reader = this.sessionReader(file);
     if (!reader) return;
-    const r = await reader.update();
+    const r = await reader.update(found);
     if (r.gone) {
       this.sessions.delete(file);
       this.cacheDirty.delete(file);

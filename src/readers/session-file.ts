@@ -127,6 +127,9 @@ export interface CachedSessionFile {
   endBytes: string;
   /** The line number at `end`, when known. */
   line: number | null;
+  /** The file's size and mtime when the entry was made (absent in older entries). */
+  size?: number;
+  mtimeMs?: number;
   /** Line 1, when it was read apart from the tail (a large file). */
   header: SessionEntry | null;
   /** The state entries found before the tail; `p` is the index of their probe. */
@@ -201,8 +204,13 @@ export class SessionFileReader {
   }
 
   /** Reads what is new. Calls are serialised; never throws. */
-  update(): Promise<SessionFileUpdate> {
-    return this.serial(() => this.step());
+  /**
+   * `stat`: what a walk just saw of the file (start-up). When it equals what the cache entry saw
+   * (same inode, size and mtime, and nothing half-read at the end), the file is taken as read from
+   * the cache without opening it; its identity is checked by the first read of its next change.
+   */
+  update(stat?: { size: number; mtimeMs: number; ino: number }): Promise<SessionFileUpdate> {
+    return this.serial(() => this.step(stat));
   }
 
   /** Bytes before the tail still to be searched for state entries (by `deepen`). */
@@ -276,6 +284,11 @@ export class SessionFileReader {
       };
       if (this.kept.length > 0) entry.kept = this.kept;
       if (this.dropped > 0) entry.dropped = this.dropped;
+      // The stat of the last read, so an unchanged file need not be opened at the next start.
+      if (this.tail.mtimeMs > 0) {
+        entry.size = this.tail.size;
+        entry.mtimeMs = this.tail.mtimeMs;
+      }
       return entry;
     });
   }
@@ -286,7 +299,7 @@ export class SessionFileReader {
     return run;
   }
 
-  private async step(): Promise<SessionFileUpdate> {
+  private async step(stat?: { size: number; mtimeMs: number; ino: number }): Promise<SessionFileUpdate> {
     const before = this.state;
     const errorBefore = this.lastError;
     const fresh: Warning[] = [];
@@ -297,7 +310,7 @@ export class SessionFileReader {
     let error: string | null = null;
     try {
       if (this.tailer === null) {
-        const s = await this.start(fresh);
+        const s = await this.start(fresh, stat);
         bytesRead += s.bytesRead;
         gone = s.gone;
         started = !s.gone && s.error === null;
@@ -394,9 +407,15 @@ export class SessionFileReader {
   }
 
   /** From the cache when it still describes this file, else header, head, tail window and a scan. */
-  private async start(warnings: Warning[]): Promise<{ bytesRead: number; gone: boolean; error: string | null; fromCache: boolean }> {
+  private async start(warnings: Warning[], stat?: { size: number; mtimeMs: number; ino: number }): Promise<{ bytesRead: number; gone: boolean; error: string | null; fromCache: boolean }> {
     const cached = this.cached;
     this.cached = undefined;
+    if (cached && stat && this.unchangedSince(cached, stat)) {
+      if (this.adopted !== cached) this.adopt(cached);
+      this.tailer = this.resumingTailer(cached);
+      this.track(stat.size, stat.mtimeMs, false);
+      return { bytesRead: 0, gone: false, error: null, fromCache: true };
+    }
     if (cached) {
       const r = await this.resume(cached, warnings);
       if (r !== null) return { ...r, fromCache: true };
@@ -415,7 +434,18 @@ export class SessionFileReader {
     if (c.v !== 2) return null;
     if (this.adopted !== c) this.adopt(c);
     // One open: the tailer checks the identity, the head and the bytes before `end`, then reads on.
-    const tailer = new FileTailer(this.file, {
+    const tailer = this.resumingTailer(c);
+    const r = await tailer.poll();
+    if (r.gone || r.reset !== null || r.error !== undefined) return null;
+    this.tailer = tailer;
+    this.foldLines(r.lines, warnings);
+    this.track(r.size, r.mtimeMs, r.pending !== null);
+    return { bytesRead: r.bytesRead, gone: false, error: null };
+  }
+
+  /** A tailer that resumes at the cache entry's end; its first poll checks the file is that file. */
+  private resumingTailer(c: CachedSessionFile): FileTailer {
+    return new FileTailer(this.file, {
       startOffset: c.end,
       startLine: c.end === 0 ? 1 : c.line,
       maxLineBytes: this.opts.maxLineBytes,
@@ -425,12 +455,23 @@ export class SessionFileReader {
       expectBefore: Buffer.from(c.endBytes, 'base64'),
       rereadOnReset: false,
     });
-    const r = await tailer.poll();
-    if (r.gone || r.reset !== null || r.error !== undefined) return null;
-    this.tailer = tailer;
-    this.foldLines(r.lines, warnings);
-    this.track(r.size, r.mtimeMs, r.pending !== null);
-    return { bytesRead: r.bytesRead, gone: false, error: null };
+  }
+
+  /**
+   * The walk's stat is the one the entry was saved at: same inode, size and mtime (to the µs:
+   * the walk and the tailer round nanoseconds differently), and the entry ends at the end of the
+   * file (no partial line to read again).
+   */
+  private unchangedSince(c: CachedSessionFile, stat: { size: number; mtimeMs: number; ino: number }): boolean {
+    return (
+      c.v === 2 &&
+      c.size !== undefined &&
+      c.mtimeMs !== undefined &&
+      c.end === c.size &&
+      stat.size === c.size &&
+      String(stat.ino) === c.ino &&
+      Math.abs(stat.mtimeMs - c.mtimeMs) < 0.001
+    );
   }
 
   /**
