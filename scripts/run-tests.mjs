@@ -52,7 +52,9 @@ for (const [i, phase] of phases.entries()) {
       `--test-reporter-destination=${tap}`,
       ...phase.files,
     ],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, FORCE_COLOR: '0' } },
+    // The dashboards and servers the tests start keep their session cache in the scratch
+    // directory, not in the user's ~/.cache (LOOP_DASH_CACHE_DIR; the tmux panes inherit it).
+    { stdio: 'inherit', cwd: root, env: { ...process.env, FORCE_COLOR: '0', LOOP_DASH_CACHE_DIR: path.join(scratch, 'session-cache') } },
   );
   if (result.status !== 0) status = result.status ?? 1;
   reports.push(readFileSync(tap, 'utf8'));

@@ -13,6 +13,7 @@ import { isReceiptStale, readReceipt } from '../src/readers/receipt-file.js';
 import { readHomeSettings } from '../src/readers/settings-file.js';
 import { JournalReader, readAck, readJournal } from '../src/readers/journal.js';
 import { readIncidentFile } from '../src/readers/incident-file.js';
+import { defaultCacheDir } from '../src/readers/session-cache.js';
 
 const dirs: string[] = [];
 function tmpHome(): string {
@@ -474,4 +475,11 @@ describe('hostile input in every whole-file reader', () => {
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
     assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
   });
+});
+
+test('the session cache directory: LOOP_DASH_CACHE_DIR (absolute), else $XDG_CACHE_HOME/loop-dash, else ~/.cache/loop-dash', () => {
+  assert.equal(defaultCacheDir({ LOOP_DASH_CACHE_DIR: '/scratch/c', XDG_CACHE_HOME: '/x' }), '/scratch/c');
+  assert.equal(defaultCacheDir({ LOOP_DASH_CACHE_DIR: 'relative', XDG_CACHE_HOME: '/x' }), '/x/loop-dash');
+  assert.equal(defaultCacheDir({ XDG_CACHE_HOME: '/x' }), '/x/loop-dash');
+  assert.equal(defaultCacheDir({}), path.join(os.homedir(), '.cache', 'loop-dash'));
 });

@@ -23,8 +23,12 @@ import path from 'node:path';
 /** Bump when what an entry means changes: older caches are then ignored. */
 export const SESSION_CACHE_FORMAT = 5;
 
-/** The default cache directory: `$XDG_CACHE_HOME/loop-dash`, else `~/.cache/loop-dash`. */
+/**
+ * The default cache directory: `$LOOP_DASH_CACHE_DIR` when set (the test runner points it at a
+ * scratch directory), else `$XDG_CACHE_HOME/loop-dash`, else `~/.cache/loop-dash`.
+ */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.LOOP_DASH_CACHE_DIR && path.isAbsolute(env.LOOP_DASH_CACHE_DIR)) return env.LOOP_DASH_CACHE_DIR;
   return path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'loop-dash');
 }
 

@@ -32,7 +32,10 @@ export function tmuxAvailable(): boolean {
  */
 export function startTmux(command: string, opts: { columns?: number; rows?: number; env?: Record<string, string> } = {}): TmuxSession {
   const name = `loopdash-${process.pid}-${++counter}`;
-  const env = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)}`).join(' ');
+  // The session cache of a dashboard started here goes where the test runner says (a tmux
+  // server started earlier would not pass the variable on by itself).
+  const cacheDir = process.env.LOOP_DASH_CACHE_DIR ? { LOOP_DASH_CACHE_DIR: process.env.LOOP_DASH_CACHE_DIR } : {};
+  const env = Object.entries({ ...cacheDir, ...opts.env }).map(([k, v]) => `${k}=${shellQuote(v)}`).join(' ');
   const cols = String(opts.columns ?? 120);
   const rows = String(opts.rows ?? 40);
   execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', cols, '-y', rows, 'sh']);
