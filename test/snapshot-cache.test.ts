@@ -111,6 +111,9 @@ const stepArb = fc.oneof(
   fc.record({ dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 40_000 }), fc.double({ min: 0.001, max: 2_000, noNaN: true })) }),
   fc.record({ rewrite: fc.array(fc.tuple(fc.nat({ max: 7 }), sessionArb), { minLength: 1, maxLength: 3 }) }),
   fc.record({ remove: fc.nat({ max: 7 }) }),
+  // An incident for a session (or none), or one removed; a probe that sees something new.
+  fc.record({ incident: fc.nat({ max: 7 }), n: fc.nat({ max: 3 }), drop: fc.boolean() }),
+  fc.record({ probe: fc.nat({ max: 7 }), status: fc.constantFrom('alive', 'gone', 'reused', 'unknown') }),
 );
 
 test('property: with or without the row cache the snapshot is the same, at every tick and after every model change', () => {
@@ -128,7 +131,18 @@ test('property: with or without the row cache the snapshot is the same, at every
           // Mostly the same place in the tree (the cheap path), sometimes a move.
           for (const [i, spec] of step.rewrite) all.set(i, spec.size % 4 === 0 || !all.has(i) ? spec : { ...spec, laneOf: all.get(i)!.laneOf, report: all.get(i)!.report });
           state = reduceEvents(state, eventsFor(all, step.rewrite.map(([i]) => i)));
-        } else if (all.has(step.remove) && all.size > 1) {
+        } else if ('incident' in step) {
+          const file = `${HOME}/incidents/${step.incident}-${step.n}.json`;
+          state = reduceEvents(
+            state,
+            step.drop
+              ? [{ type: 'incident-removed', file }]
+              : [{ type: 'incident', record: { file, home: HOME, cls: 'timeout', known: true, session: idOf(step.incident), at: NOW - step.n * 1000, limit: 'inactivity', attempt: null, exhausted: false, movedAside: false, summary: 'timeout', raw: {} } }],
+          );
+        } else if ('probe' in step) {
+          const pid = 5000 + step.probe;
+          state = reduceEvents(state, [{ type: 'probe', probe: { pid, status: step.status === 'reused' ? 'alive' : step.status, start: step.status === 'reused' ? `r${now}` : step.status === 'alive' ? '1000' : null, checkedAt: now } }]);
+        } else if ('remove' in step && all.has(step.remove) && all.size > 1) {
           all.delete(step.remove);
           const id = idOf(step.remove);
           state = reduceEvents(state, [

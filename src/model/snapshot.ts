@@ -181,11 +181,12 @@ export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOpti
 
 /**
  * The common live case in a fraction of a full build: some session files and checkpoints were
- * replaced (appends, checkpoint rewrites) and nothing else that rows are joined or derived from.
- * Only the changed rows (and rows whose stable window has passed) are built; their roots get their
- * lanes re-attached and sorted, the roots are sorted again if a root row changed; every other row
- * is the last snapshot's, re-timed. Anything else — a file or checkpoint that appears or goes, a
- * session that moves between roots, a duplicated session id, incidents, probes, settings, lane
+ * replaced (appends, checkpoint rewrites), incidents came or went, a probe saw something new —
+ * followed to the rows they touch (an incident through its session's count, a probe through the
+ * checkpoints naming its pid). Only those rows (and rows whose stable window has passed) are built;
+ * their roots get their lanes re-attached and sorted, the roots are sorted again if a root row
+ * changed; every other row is the last snapshot's. Anything else — a file or checkpoint that
+ * appears or goes, a session that moves between roots, a duplicated session id, settings, lane
  * statuses, receipts or state logs that changed — returns null: the caller builds from scratch.
  */
 function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['last']>, state: ModelState, now: number, opts: SnapshotOptions): { snapshot: Snapshot; stableUntil: number } | null {
@@ -193,8 +194,6 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   const joined = cache.parts;
   if (!joined || joined.sessionFiles !== before.sessionFiles || joined.checkpoints !== before.checkpoints) return null;
   if (
-    state.incidents !== before.incidents ||
-    state.probes !== before.probes ||
     state.settings !== before.settings ||
     state.laneStatuses !== before.laneStatuses ||
     state.receipts !== before.receipts ||
@@ -250,6 +249,20 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       if (!p) return null;
       p.checkpoint = record;
       changed.set(record.session, p);
+    }
+  }
+  // Incidents and probes reach rows through a count per session and a probe per pid.
+  if (state.incidents !== before.incidents) {
+    const was = incidentIndex(before.incidents).bySession;
+    const is = incidentIndex(state.incidents).bySession;
+    for (const [session, p] of joined.parts) {
+      if ((was.get(session) ?? 0) !== (is.get(session) ?? 0)) changed.set(session, changed.get(session) ?? { ...p });
+    }
+  }
+  if (state.probes !== before.probes) {
+    for (const [session, p] of joined.parts) {
+      const pid = (changed.get(session) ?? p).checkpoint?.checkpoint.pid;
+      if (pid && state.probes.get(pid) !== before.probes.get(pid)) changed.set(session, changed.get(session) ?? { ...p });
     }
   }
   // Rows whose state can have moved since they were built are built again too (none can while
