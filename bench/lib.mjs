@@ -93,6 +93,15 @@ export function procFds(pid) {
 }
 
 /** CPU time of every thread of the process, in ms (schedstat: ns on CPU). */
+/** CPU time (ms) of the process's main thread (its tid is its pid). */
+export function mainThreadCpuMs(pid) {
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+
 export function procCpuMs(pid) {
   let ns = 0;
   try {
