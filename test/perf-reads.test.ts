@@ -11,6 +11,7 @@ import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFil
 import os from 'node:os';
 import path from 'node:path';
 import { createLiveStore, type LiveStore } from '../src/app/live-store.js';
+import type { SessionFileFacts } from '../src/model/types.js';
 import { createReadCounter, type ReadCounter } from '../src/readers/read-counter.js';
 import { assistantEntry, customEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { waitFor } from './support/wait-for.js';
@@ -38,6 +39,22 @@ async function open(home: string, cacheDir: string, counter: ReadCounter): Promi
 }
 
 const sizeOf = (file: string) => readFileSync(file).length;
+
+/** What `store` shows for `files` equals a fresh read of the home without a cache, field by field. */
+async function assertSameAsFresh(store: LiveStore, home: string, files: string[], keys: readonly (keyof SessionFileFacts)[]): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  const fresh = await open(home, dir, createReadCounter());
+  try {
+    for (const f of files) {
+      const a = store.getState().sessionFiles.get(f)!;
+      const b = fresh.getState().sessionFiles.get(f)!;
+      for (const k of keys) assert.deepEqual(a[k], b[k], `${path.basename(f)}: ${k}`);
+    }
+  } finally {
+    await fresh.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 test('an append costs exactly the appended bytes, through the live store (cold start, then warm)', async () => {
   const home = tempHome('loop-dash-perf-');
@@ -79,18 +96,7 @@ test('an append costs exactly the appended bytes, through the live store (cold s
     assert.equal(f0?.lastAssistant?.errorMessage, 'while closed');
     assert.equal(f0?.continuation?.armed, true, 'the state entry found by the first run is remembered');
     // The same facts as a fresh read without the cache.
-    const fresh = await open(home, mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-')), createReadCounter());
-    try {
-      for (const f of files) {
-        const a = warm.getState().sessionFiles.get(f)!;
-        const b = fresh.getState().sessionFiles.get(f)!;
-        for (const k of ['sessionId', 'name', 'model', 'continuation', 'lastAssistant', 'lastEntryAt', 'size'] as const) {
-          assert.deepEqual(a[k], b[k], `${path.basename(f)}: ${k}`);
-        }
-      }
-    } finally {
-      await fresh.stop();
-    }
+    await assertSameAsFresh(warm, home, files, ['sessionId', 'name', 'model', 'continuation', 'lastAssistant', 'lastEntryAt', 'size']);
   } finally {
     await warm.stop();
     rmSync(path.dirname(home), { recursive: true, force: true });
@@ -176,18 +182,7 @@ test('a warm start opens no session file that is unchanged since the cache was s
     // probe bytes: its first 64 and the 64 before the resume point).
     t.diagnostic(`warm start: ${counter.bytesRead} data bytes, ${counter.probeBytes ?? 0} probe bytes`);
     assert.ok((counter.probeBytes ?? 0) < 2 * 128, `${counter.probeBytes} probe bytes: at most the replaced file's identity check`);
-    const fresh = await open(home, mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-')), createReadCounter());
-    try {
-      for (const f of files) {
-        const a = warm.getState().sessionFiles.get(f)!;
-        const b = fresh.getState().sessionFiles.get(f)!;
-        for (const k of ['sessionId', 'name', 'model', 'continuation', 'lastAssistant', 'lastEntryAt', 'size', 'mtimeMs'] as const) {
-          assert.deepEqual(a[k], b[k], `${path.basename(f)}: ${k}`);
-        }
-      }
-    } finally {
-      await fresh.stop();
-    }
+    await assertSameAsFresh(warm, home, files, ['sessionId', 'name', 'model', 'continuation', 'lastAssistant', 'lastEntryAt', 'size', 'mtimeMs']);
     // The first change of a file taken from the cache unopened: its identity is checked (probe
     // bytes), and exactly the appended bytes are read as data.
     const before = counter.bytesRead;

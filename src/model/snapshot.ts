@@ -13,6 +13,7 @@ import type { ModelState } from './reducer.js';
 import { deriveSessionState, type SessionState } from './session-state.js';
 import type {
   CheckpointRecord,
+  ProcessProbe,
   IncidentRecord,
   LaneRunStatus,
   LoopTimer,
@@ -287,7 +288,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     if (!p) throw new Error(`snapshot patch: session ${old.session} has no parts`);
     const limits = (homeLimits.get(p.home) ?? DEFAULT_LIMITS).limits;
     const inputs = rowInputs(p, state, limits, incidentsBySession, laneStatusByRun, receiptsById, opts.host);
-    const view = memoSessionView(cache, p, inputs, state, now, opts, generation).view;
+    const view = memoSessionView(cache, p, inputs, now, opts, generation).view;
     view.parent = old.parent;
     return view;
   };
@@ -388,7 +389,7 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
   let stableUntil = Infinity;
   for (const p of parts.values()) {
     const inputs = rowInputs(p, state, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById, opts.host);
-    const row = cache ? memoSessionView(cache, p, inputs, state, now, opts, generation) : sessionView(p, inputs, state, now, opts);
+    const row = cache ? memoSessionView(cache, p, inputs, now, opts, generation) : sessionView(p, inputs, now, opts);
     views.set(p.session, row.view);
     if (row.stableUntil < stableUntil) stableUntil = row.stableUntil;
   }
@@ -463,7 +464,7 @@ function joinParts(state: ModelState): { parts: Map<string, SessionParts>; dupli
 interface RowInputs {
   facts: SessionFileFacts | null;
   checkpoint: CheckpointRecord | null;
-  probe: unknown;
+  probe: ProcessProbe | null;
   limits: HomeLimits;
   incidents: number;
   laneStatus: LaneRunStatus | null;
@@ -519,7 +520,7 @@ interface ViewMemo {
  * exactly. A tick over a home of 1 000 sessions then builds only the rows whose state can move.
  * Views are handed out as copies, as the snapshot attaches lanes and state logs.
  */
-function memoSessionView(cache: SnapshotCache, p: SessionParts, inputs: RowInputs, state: ModelState, now: number, opts: SnapshotOptions, generation: number): { view: SessionView; stableUntil: number } {
+function memoSessionView(cache: SnapshotCache, p: SessionParts, inputs: RowInputs, now: number, opts: SnapshotOptions, generation: number): { view: SessionView; stableUntil: number } {
   const key = `${p.home}\0${p.session}`;
   let m = cache.rows.get(key);
   if (m && sameInputs(m.inputs, inputs) && m.builtAt <= now && now < m.stableUntil) {
@@ -528,7 +529,7 @@ function memoSessionView(cache: SnapshotCache, p: SessionParts, inputs: RowInput
     const v = retime(m.view, now);
     return { view: v === m.view ? { ...v, lanes: [] } : Object.assign(v, { lanes: [] }), stableUntil: m.stableUntil };
   }
-  const built = sessionView(p, inputs, state, now, opts);
+  const built = sessionView(p, inputs, now, opts);
   m = { inputs, builtAt: now, stableUntil: built.stableUntil, view: built.view, generation };
   cache.rows.set(key, m);
   return { view: { ...built.view, lanes: [] }, stableUntil: built.stableUntil };
@@ -543,7 +544,7 @@ export function checkpointAgeMs(v: Pick<SessionView, 'source'>, now: number): nu
  * `v` at `now`: its running deadlines with their remaining times. A row with no running clock
  * does not depend on `now` at all (within its stable window) and is returned as it is.
  */
-export function retime(v: SessionView, now: number): SessionView {
+function retime(v: SessionView, now: number): SessionView {
   const c = v.clocks;
   if (!(c.inactivity || c.absolute || c.episode || c.nextRetry || c.nextResume)) return v;
   return {
@@ -581,13 +582,13 @@ function settingsLimits(settings: ModelState['settings']): Map<string, { limits:
  * One row at `now`, and until when nothing but its countdowns and checkpoint age can change
  * (`stableUntil`, exclusive; `now` itself when the row must be built again for any other `now`).
  */
-function sessionView(p: SessionParts, inputs: RowInputs, state: ModelState, now: number, opts: SnapshotOptions): { view: SessionView; stableUntil: number } {
+function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: SnapshotOptions): { view: SessionView; stableUntil: number } {
   const cp = p.checkpoint?.checkpoint ?? null;
   const facts = p.facts;
   const role = facts?.role ?? cp?.role ?? 'root';
   const limits = effectiveLimits(inputs.limits, cp?.limits ?? null);
 
-  const liveness = cp ? judgeLiveness(cp, cp.pid ? (state.probes.get(cp.pid) ?? null) : null, opts.host, now) : null;
+  const liveness = cp ? judgeLiveness(cp, inputs.probe, opts.host, now) : null;
   const armed = role === 'root' ? (facts?.continuation?.armed ?? null) : null;
   const heldByEntry = facts?.dashControl ? facts.dashControl.held : null;
   const waitState = facts?.waitState ?? null;
@@ -776,49 +777,45 @@ function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { n
   return warnings;
 }
 
-/** Sorts by {@link compareViews}, computing each row's first deadline once (not per comparison). */
+/** Sorts by {@link compareViews}, keyed by each row's first deadline instant (computed once per row). */
 function sortViews(views: SessionView[]): void {
   if (views.length < 2) return;
-  const keyed = views.map((v) => ({ v, r: firstDeadlineAt(v) }));
-  keyed.sort((a, b) => (a.r !== b.r ? (a.r < b.r ? -1 : 1) : a.v.name.localeCompare(b.v.name) || a.v.session.localeCompare(b.v.session)));
+  // Instants, not remaining times: rows kept from earlier snapshots order the same at any `now`.
+  const keyed = views.map((v) => ({ v, r: firstDue(v)?.at ?? Number.POSITIVE_INFINITY }));
+  keyed.sort((a, b) => (a.r !== b.r ? (a.r < b.r ? -1 : 1) : byName(a.v, b.v)));
   for (let i = 0; i < keyed.length; i++) views[i] = keyed[i]!.v;
 }
+
+/** By name, then session id: the tie-break of every row order. */
+export const byName = (a: SessionView, b: SessionView) => a.name.localeCompare(b.name) || a.session.localeCompare(b.session);
 
 /** Rows nearest to being cut first; then live before idle; then by name. */
 export function compareViews(a: SessionView, b: SessionView): number {
   const ra = firstRemaining(a);
   const rb = firstRemaining(b);
   if (ra !== rb) return ra - rb;
-  return a.name.localeCompare(b.name) || a.session.localeCompare(b.session);
+  return byName(a, b);
 }
 
 /** Time until the first limit (or the next resume) for sorting; Infinity when nothing is due. */
 export function firstRemaining(v: SessionView): number {
-  const c = v.clocks;
-  const candidates = [
-    c.firstToFire === 'inactivity' ? c.inactivity?.remainingMs : undefined,
-    c.firstToFire === 'absolute' ? c.absolute?.remainingMs : undefined,
-    c.firstToFire === 'episode' ? c.episode?.remainingMs : undefined,
-    c.nextRetry?.remainingMs,
-    c.nextResume?.remainingMs,
-  ].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
-  return candidates.length ? Math.min(...candidates) : Number.POSITIVE_INFINITY;
+  return firstDue(v)?.remainingMs ?? Number.POSITIVE_INFINITY;
 }
 
-/**
- * The instant {@link firstRemaining} counts down to (Infinity when nothing is due): ordering by it
- * is ordering by remaining time at any one `now`, and it does not move as time passes.
- */
-function firstDeadlineAt(v: SessionView): number {
+/** The first limit to fire, the next retry or the next resume, whichever comes first; null when nothing is due. */
+function firstDue(v: SessionView): Deadline | null {
   const c = v.clocks;
-  const candidates = [
-    c.firstToFire === 'inactivity' ? c.inactivity?.at : undefined,
-    c.firstToFire === 'absolute' ? c.absolute?.at : undefined,
-    c.firstToFire === 'episode' ? c.episode?.at : undefined,
-    c.nextRetry?.at,
-    c.nextResume?.at,
-  ].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
-  return candidates.length ? Math.min(...candidates) : Number.POSITIVE_INFINITY;
+  let first: Deadline | null = null;
+  for (const d of [
+    c.firstToFire === 'inactivity' ? c.inactivity : null,
+    c.firstToFire === 'absolute' ? c.absolute : null,
+    c.firstToFire === 'episode' ? c.episode : null,
+    c.nextRetry,
+    c.nextResume,
+  ]) {
+    if (d && Number.isFinite(d.at) && Number.isFinite(d.remainingMs) && (first === null || d.at < first.at)) first = d;
+  }
+  return first;
 }
 
 function maxOf(...xs: (number | null | undefined)[]): number | null {

@@ -140,8 +140,8 @@ export class HomeReader {
   private readonly invalidSince = new Map<string, { since: number; mtimeMs: number | null }>();
   /** The last record emitted per incident/lane-status/receipt file: an unchanged re-read is not news. */
   private readonly lastEmitted = new Map<string, unknown>();
-  /** The warnings last sent per file (as JSON; '' for none), so an unchanged list is not resent. */
-  private readonly shownWarnings = new Map<string, string>();
+  /** The warnings last sent per file (the list, and as JSON; '' for none), so an unchanged list is not resent. */
+  private readonly shownWarnings = new Map<string, { list: readonly Warning[]; key: string }>();
   /** Files whose last read failed (EACCES, …): every reconcile tries them again. */
   private readonly failing = new Set<string>();
   /** One timer per session whose last line is incomplete: look again when its grace runs out. */
@@ -567,7 +567,7 @@ export class HomeReader {
     if (isTempName(path.basename(p))) return;
     const rel = path.relative(this.home, p);
     if (rel.startsWith('..') || path.isAbsolute(rel)) return;
-    if (this.backend?.dirs().includes(p)) return this.kickReconcile(); // a watched directory changed or went
+    if (this.backend?.has(p)) return this.kickReconcile(); // a watched directory changed or went
     const st = await fsp.lstat(p).catch(() => null);
     if (st?.isDirectory()) this.kickReconcile();
   }
@@ -892,9 +892,13 @@ export class HomeReader {
     if (event.type === 'warnings') {
       // A re-read that found the same problems is not news: no event, no render (and a burst's
       // last records are not held behind a batch of no-op events).
+      // Readers hand back the same list until it changes: then no key is built (every append
+      // pushes its file's warnings).
+      const shown = this.shownWarnings.get(event.file);
+      if (shown?.list === event.warnings) return;
       const key = event.warnings.length === 0 ? '' : JSON.stringify(event.warnings);
-      if (this.shownWarnings.get(event.file) === key) return;
-      this.shownWarnings.set(event.file, key);
+      this.shownWarnings.set(event.file, { list: event.warnings, key });
+      if (shown?.key === key) return;
     }
     if (event.type === 'checkpoint') {
       const cp = event.record.checkpoint;

@@ -2,9 +2,10 @@
  * Read one small JSON file (checkpoint, incident, status, receipt, settings, ack) whole, with a
  * size cap. Never throws: every problem becomes a warning naming the file (and line).
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Warning } from '../model/types.js';
 import { isJsonObject, JSON_MAX_DEPTH, parseJsonText } from './json-text.js';
+import { READ_FLAGS } from './read-counter.js';
 
 /** Largest small JSON file we read; anything bigger is rejected unread. */
 export const JSON_FILE_MAX_BYTES = 1024 * 1024;
@@ -29,7 +30,6 @@ export type JsonFileResult =
     };
 
 // O_NONBLOCK so a FIFO planted in a watched directory cannot hang the open; no effect on files.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 /**
  * Read and parse `file`. ENOENT/ENOTDIR → `{missing: true}`; other failures → warnings.
@@ -47,7 +47,7 @@ export function readJsonFileSync(file: string, opts: ReadJsonOptions = {}): Json
   const maxBytes = opts.maxBytes ?? JSON_FILE_MAX_BYTES;
   let fd: number;
   try {
-    fd = openSync(file, OPEN_FLAGS);
+    fd = openSync(file, READ_FLAGS);
   } catch (err) {
     const code = errorCode(err);
     if (code === 'ENOENT' || code === 'ENOTDIR') return { missing: true, warnings: [] };

@@ -3,16 +3,16 @@
  * and a kept partial line. Simpler than the session tailer: these files are small, so there is
  * no head fingerprint — a shrink or a new inode re-reads from 0. Never throws.
  */
-import { constants, promises as fsp } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import type { Warning } from '../model/types.js';
 import { errorCode, fileWarning } from './json-file.js';
 import { parseJsonText } from './json-text.js';
+import { READ_FLAGS } from './read-counter.js';
 
 /** Longest line we parse; a longer one is skipped with a warning. */
 export const JSONL_MAX_LINE_BYTES = 1024 * 1024;
 
 const CHUNK = 64 * 1024;
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 /** One complete, parsed line. */
 export interface JsonlLine {
@@ -63,7 +63,7 @@ export class JsonlFollower {
     const warnings: Warning[] = [];
     let handle: fsp.FileHandle;
     try {
-      handle = await fsp.open(this.file, OPEN_FLAGS);
+      handle = await fsp.open(this.file, READ_FLAGS);
     } catch (err) {
       const code = errorCode(err);
       if (code === 'ENOENT' || code === 'ENOTDIR') {

@@ -31,6 +31,8 @@ export interface WatchBackend {
   removeDir(dir: string): void;
   /** The directories being watched. */
   dirs(): string[];
+  /** Whether `dir` is watched (without listing them all). */
+  has(dir: string): boolean;
   close(): void;
 }
 
@@ -99,6 +101,10 @@ class NativeBackend implements WatchBackend {
     return [...this.watches.keys()];
   }
 
+  has(dir: string): boolean {
+    return this.watches.has(dir);
+  }
+
   close(): void {
     this.closed = true;
     for (const dir of [...this.watches.keys()]) this.removeDir(dir);
@@ -145,6 +151,10 @@ class PollingBackend implements WatchBackend {
 
   dirs(): string[] {
     return [...this.watched.keys()];
+  }
+
+  has(dir: string): boolean {
+    return this.watched.has(dir);
   }
 
   close(): void {

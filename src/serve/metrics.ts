@@ -11,7 +11,7 @@ import path from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ModelState } from '../model/reducer.js';
 import type { SessionState } from '../model/session-state.js';
-import { buildSnapshot, createSnapshotCache, type SessionView, type Snapshot } from '../model/snapshot.js';
+import { buildSnapshot, checkpointAgeMs, createSnapshotCache, type SessionView, type Snapshot, type SnapshotCache } from '../model/snapshot.js';
 
 /** Every session state, so the state gauge has one series per state (the enum pattern). */
 export const SESSION_STATES: readonly SessionState[] = ['lost', 'held', 'requesting', 'tools', 'retry-wait', 'recovering', 'stopped', 'waiting', 'idle', 'ended', 'unknown'];
@@ -44,6 +44,8 @@ export interface ExporterOptions {
   defaultMetrics?: boolean;
   /** Reader events folded so far (the live store's counter). */
   eventsSeen?: () => number;
+  /** Rows kept between scrapes (shared with whoever else builds snapshots of the same store). */
+  snapshotCache?: SnapshotCache;
   /** How long the first full read of the homes took, once it is done. */
   initialReadSeconds?: () => number | null;
 }
@@ -99,7 +101,7 @@ export function createExporter(opts: ExporterOptions): Exporter {
   // One snapshot per scrape, built by the first collector that asks for it.
   let scrape: { snap: Snapshot; kept: { view: SessionView; root: string }[]; pruned: number; collectSeconds: number } | null = null;
   // Rows kept between scrapes: unchanged rows are re-timed, not built again.
-  const snapshotCache = createSnapshotCache();
+  const snapshotCache = opts.snapshotCache ?? createSnapshotCache();
   const current = () => {
     if (!scrape) {
       const t0 = performance.now();
@@ -203,7 +205,8 @@ export function createExporter(opts: ExporterOptions): Exporter {
     if (v.clocks.nextResume) set({}, v.clocks.nextResume.step);
   });
   perSession('loop_dash_session_checkpoint_age_seconds', "Age of the session's loop-dash checkpoint. Absent when the session has none.", [], (v, set, now) => {
-    if (v.checkpoint) set({}, seconds(now - v.checkpoint.updatedAt));
+    const age = checkpointAgeMs(v, now);
+    if (age !== null) set({}, seconds(age));
   });
   perSession('loop_dash_session_checkpoint_stale', '1 when a checkpoint that should be refreshed every 15 s (a request in flight) has not been for over 20 s.', [], (v, set) => {
     if (v.checkpoint) set({}, v.source.stale ? 1 : 0);

@@ -41,7 +41,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const clock = opts.clock ?? (() => Date.now());
   const host = opts.host ?? os.hostname();
   const store = createLiveStore(opts.homes, { polling: !!opts.polling, host, ...opts.storeOptions });
-  const statusCache = createSnapshotCache();
+  // One row cache for the metrics and the status document: both build snapshots of this store.
+  const snapshotCache = createSnapshotCache();
   const startedAt = clock();
   let readSeconds: number | null = null;
   let readError: string | null = null;
@@ -54,13 +55,14 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     homes: opts.homes,
     defaultMetrics: opts.defaultMetrics ?? true,
     eventsSeen: () => store.eventsSeen,
+    snapshotCache,
     initialReadSeconds: () => readSeconds,
   });
   const server = await startHttpServer(
     {
       metrics: async () => ({ contentType: exporter.contentType, body: await exporter.render() }),
       status: () => ({
-        ...statusJson(buildSnapshot(store.getState(), clock(), { host, cache: statusCache })),
+        ...statusJson(buildSnapshot(store.getState(), clock(), { host, cache: snapshotCache })),
         host,
         generator: `loop-dash serve ${opts.version}`,
       }),

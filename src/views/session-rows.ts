@@ -2,7 +2,7 @@
  * The main table's rows: roots and their lanes flattened into a tree, sorted, filtered and folded.
  * Pure: the view state decides the sort, the filter and which roots are collapsed.
  */
-import { compareViews, type SessionView } from '../model/snapshot.js';
+import { byName, compareViews, type SessionView } from '../model/snapshot.js';
 import type { SessionState } from '../model/session-state.js';
 import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from './home-groups.js';
 
@@ -23,8 +23,6 @@ export function nextSortMode(mode: SortMode): SortMode {
 
 /** SPEC §2's precedence order, most urgent first. */
 const STATE_ORDER: readonly SessionState[] = ['lost', 'held', 'requesting', 'tools', 'retry-wait', 'recovering', 'stopped', 'waiting', 'idle', 'ended', 'unknown'];
-
-const byName = (a: SessionView, b: SessionView) => a.name.localeCompare(b.name) || a.session.localeCompare(b.session);
 
 function comparator(mode: SortMode): (a: SessionView, b: SessionView) => number {
   switch (mode) {
@@ -76,12 +74,14 @@ function matchesNeedle(v: SessionView, needle: string): boolean {
   if (!needle) return true;
   let hay = haystacks.get(v);
   if (hay === undefined) {
-    hay = [v.name, v.session, v.model ?? '', v.state, v.lane ?? '', v.remote?.host ?? ''].join('\n').toLowerCase();
+    hay = searchFields(v).join('\n').toLowerCase();
     haystacks.set(v, hay);
   }
   if (!needle.includes('\n')) return hay.includes(needle);
-  return [v.name, v.session, v.model ?? '', v.state, v.lane ?? '', v.remote?.host ?? ''].some((s) => s.toLowerCase().includes(needle));
+  return searchFields(v).some((s) => s.toLowerCase().includes(needle));
 }
+
+const searchFields = (v: SessionView): string[] => [v.name, v.session, v.model ?? '', v.state, v.lane ?? '', v.remote?.host ?? ''];
 
 /**
  * The rows shown: roots sorted, each followed by its lanes (sorted the same way) unless

@@ -63,7 +63,7 @@ export function refusingFactory(code: 'ENOSPC' | 'EMFILE', gate: Gate): WatchFac
     const wrapped: WatchBackend = {
       mode: real.mode,
       addDir(dir, ino) {
-        if (gate.closed && !real.dirs().includes(dir)) {
+        if (gate.closed && !real.has(dir)) {
           gate.count++;
           const message = code === 'ENOSPC' ? `ENOSPC: System limit for number of file watchers reached, watch '${dir}'` : `EMFILE: too many open files, watch '${dir}'`;
           sink.failed(Object.assign(new Error(message), { code, syscall: 'watch', path: dir }));
@@ -73,6 +73,7 @@ export function refusingFactory(code: 'ENOSPC' | 'EMFILE', gate: Gate): WatchFac
       },
       removeDir: (dir) => real.removeDir(dir),
       dirs: () => real.dirs(),
+      has: (dir) => real.has(dir),
       close: () => real.close(),
     };
     return wrapped;
