@@ -31,7 +31,9 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     if (timing.enabled) timing.model(state.version, events);
     for (const l of listeners) l();
   };
-  const readers = homes.map((home) => new HomeReader({ ...opts, home, emit }));
+  // The benchmark's marks of the start-up stages (one home: its stages; several: each home's).
+  const onStage = opts.onStage ?? (timing.enabled ? (stage: string) => timing.mark(stage) : undefined);
+  const readers = homes.map((home) => new HomeReader({ ...opts, ...(onStage ? { onStage } : {}), home, emit }));
   return {
     getState: () => state,
     subscribe(listener) {

@@ -7,8 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { formatDistanceStrict } from 'date-fns';
 import { runControlCommand } from '../control/index.js';
 import { runAudit } from './audit-command.js';
-import { generateHome, type DemoManifest } from '../demo/generate.js';
-import { startSimulator } from '../demo/simulator.js';
+import type { DemoManifest } from '../demo/generate.js';
 import { createLiveStore } from '../app/live-store.js';
 import { defaultCacheDir } from '../readers/session-cache.js';
 import { runDashboard } from '../app/run-dashboard.js';
@@ -19,10 +18,8 @@ import { loadSnapshot } from './load-snapshot.js';
 import { InputError, parseDuration, parseNow } from './parse-time.js';
 import { resolveHomes } from './resolve-homes.js';
 import { renderStatusTable } from './status-table.js';
-import { runServe } from '../serve/serve-command.js';
 import { fetchRemotesOnce, mergeRemote } from '../remote/merge-remote.js';
 import { createRemoteFeeds, statusUrl } from '../remote/remote-feeds.js';
-import { parseListen } from '../serve/server.js';
 
 const collect = (value: string, prev: string[] = []) => [...prev, value];
 
@@ -208,6 +205,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--poll', 'poll the file system instead of native file events')
     .action(async (opts: { home?: string[]; listen: string; grace: string; poll?: boolean }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      // Loaded here, not at start-up: the exporter (prom-client) is not part of the dashboard's start.
+      const [{ parseListen }, { runServe }] = await Promise.all([import('../serve/server.js'), import('../serve/serve-command.js')]);
       const listen = parseListen(opts.listen);
       if ('error' in listen) throw new InputError(listen.error);
       code = await runServe({ homes, listen, graceMs: parseDuration(opts.grace), polling: !!(opts.poll ?? cmd.parent?.opts<{ poll?: boolean }>().poll), version: version(), storeOptions: { cacheDir: defaultCacheDir() } }, io);
@@ -246,6 +245,7 @@ function canDrawTui(io: Io): boolean {
 async function buildDemoHome(dir: string | undefined, now: number): Promise<{ home: string; manifest: DemoManifest }> {
   const base = dir ? path.resolve(dir) : mkdtempSync(path.join(os.tmpdir(), 'loop-dash-demo-'));
   const home = path.join(base, 'home');
+  const { generateHome } = await import('../demo/generate.js');
   const manifest = await generateHome(home, {
     now,
     livePid: process.pid,
@@ -259,6 +259,7 @@ async function buildDemoHome(dir: string | undefined, now: number): Promise<{ ho
 /** The demo: a generated home kept moving by the simulator, with the dashboard open on it. */
 async function runDemo(opts: { dir?: string; readOnly: boolean; speed: number }, io: Io): Promise<number> {
   const { home, manifest } = await buildDemoHome(opts.dir, io.now());
+  const { startSimulator } = await import('../demo/simulator.js');
   const sim = startSimulator(home, manifest, { clock: io.now, speed: opts.speed });
   try {
     return await runDashboard({ store: createLiveStore([home]), homes: [home], readOnly: opts.readOnly });

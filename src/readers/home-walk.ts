@@ -5,6 +5,7 @@
 import fs, { promises as fsp, type Stats } from 'node:fs';
 import path from 'node:path';
 import { homePaths } from '../contract/paths.js';
+import { relativeInside } from './rel-path.js';
 
 /** The artifacts a home file can be. */
 export type ArtifactKind = 'session' | 'checkpoint' | 'incident' | 'lane-status' | 'receipt' | 'settings' | 'journal' | 'ack';
@@ -25,8 +26,8 @@ export function isTempName(name: string): boolean {
 
 /** Which artifact a path inside `home` is, or null. Pure. */
 export function classifyPath(home: string, file: string): ArtifactKind | null {
-  const rel = path.relative(home, file);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) return null;
+  const rel = relativeInside(home, file);
+  if (rel === null) return null;
   const parts = rel.split(path.sep);
   const name = parts[parts.length - 1] ?? '';
   if (isTempName(name)) return null;
@@ -60,10 +61,24 @@ export interface WalkOptions {
    * reports everything created after the listing: a walk and its watches leave no gap.
    */
   onDir?: (dir: string, ino: number) => void;
+  /** Walk only these of {@link WALK_ROOTS} (default: all of them). */
+  roots?: readonly WalkRoot[];
+  /**
+   * Also look at the home itself, `tmp/` and the settings files (default true). A start walks in
+   * passes ({@link LIST_ROOTS}, {@link LIVE_ROOTS}, {@link LATER_ROOTS}); only the first needs them.
+   */
+  top?: boolean;
 }
 
 /** The directories a walk descends into, relative to the home; everything else is ignored. */
-const WALK_ROOTS = ['sessions', 'incidents', 'tmp/async-subagent-runs', 'loop-wait', 'loop-dash'];
+export const WALK_ROOTS = ['sessions', 'loop-dash', 'incidents', 'tmp/async-subagent-runs', 'loop-wait'] as const;
+export type WalkRoot = (typeof WALK_ROOTS)[number];
+/** What the first frame needs: every session. */
+export const LIST_ROOTS: readonly WalkRoot[] = ['sessions'];
+/** Walked right after the list is drawn: the checkpoints (the live requests), control, the journal. */
+export const LIVE_ROOTS: readonly WalkRoot[] = ['loop-dash'];
+/** The rest: incidents, lane statuses, loop-wait receipts. */
+export const LATER_ROOTS: readonly WalkRoot[] = WALK_ROOTS.filter((r) => !LIST_ROOTS.includes(r) && !LIVE_ROOTS.includes(r));
 /** Watched but not walked: where a missing walk root will appear. */
 const WATCH_ONLY = ['tmp'];
 /** The walk yields to the event loop after this much work (it lists and stats synchronously). */
@@ -78,6 +93,10 @@ export async function walkHome(home: string, opts: WalkOptions = {}): Promise<Wa
   const dirs: { dir: string; ino: number }[] = [];
   const problems: { file: string; message: string }[] = [];
   const onDir = opts.onDir ?? (() => undefined);
+  if (opts.top === false) {
+    await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, files, dirs, problems);
+    return { files, dirs, problems, homeExists: true };
+  }
   try {
     const st = await fsp.stat(home);
     if (!st.isDirectory()) return { files, dirs, problems: [{ file: home, message: 'not a directory' }], homeExists: false };
@@ -97,6 +116,19 @@ export async function walkHome(home: string, opts: WalkOptions = {}): Promise<Wa
     const st = await statOrNull(f);
     if (st?.isFile()) files.push({ kind: 'settings', file: f, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
   }
+  await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, files, dirs, problems);
+  return { files, dirs, problems, homeExists: true };
+}
+
+/** Lists and stats everything under `roots` of `home`, adding to the lists given. */
+async function walkRoots(
+  home: string,
+  roots: readonly WalkRoot[],
+  onDir: (dir: string, ino: number) => void,
+  files: FoundFile[],
+  dirs: { dir: string; ino: number }[],
+  problems: { file: string; message: string }[],
+): Promise<void> {
   // Synchronous listing and stats cost a few µs each, the asynchronous ones several times more
   // (a round through the thread pool); time slices keep the event loop free.
   let sliceStart = performance.now();
@@ -142,8 +174,7 @@ export async function walkHome(home: string, opts: WalkOptions = {}): Promise<Wa
     await breathe();
     for (const sub of subdirs) await walkDir(sub, depth + 1);
   };
-  for (const r of WALK_ROOTS) await walkDir(path.join(home, r), 0);
-  return { files, dirs, problems, homeExists: true };
+  for (const r of roots) await walkDir(path.join(home, r), 0);
 }
 
 function statSyncOrNull(file: string): Stats | null {

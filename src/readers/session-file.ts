@@ -478,6 +478,14 @@ export class SessionFileReader {
    * Facts to show before the file is read (the session list of a start-up): what an earlier run
    * remembered, else what the path and the walk's size and mtime say. No I/O.
    */
+  /**
+   * The cache's entry for this file, when it came after the reader was made (a start lists the
+   * sessions before it loads the cache). Ignored once the file has been read or an entry adopted.
+   */
+  offerCache(c: CachedSessionFile): void {
+    if (this.tailer === null && this.adopted === null) this.cached = c;
+  }
+
   prime(size: number, mtimeMs: number): SessionFileFacts {
     if (this.tailer === null && this.adopted === null) {
       if (this.cached?.v === 2) this.adopt(this.cached);

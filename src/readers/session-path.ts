@@ -4,6 +4,7 @@
  * `.jsonl`; a `.jsonl`-suffixed directory is accepted too).
  */
 import path from 'node:path';
+import { relativeInside, resolvedPrefix } from './rel-path.js';
 
 /** What a session file's path tells us. */
 export interface SessionPathInfo {
@@ -22,9 +23,9 @@ const JSONL = '.jsonl';
 
 /** Parses a session file path below `<home>/sessions`; null for anything else (temp files too). */
 export function parseSessionPath(home: string, file: string): SessionPathInfo | null {
-  const sessions = path.resolve(home, 'sessions');
-  const rel = path.relative(sessions, path.resolve(file));
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null;
+  const sessions = path.join(home, 'sessions');
+  const rel = relativeInside(sessions, file);
+  if (rel === null || rel === '') return null;
   const parts = rel.split(path.sep);
   const base = parts[parts.length - 1]!;
   if (!isSessionFileName(base)) return null;
@@ -32,7 +33,8 @@ export function parseSessionPath(home: string, file: string): SessionPathInfo | 
   if (parts.some((p) => p.startsWith('.') || p.includes('.tmp'))) return null;
   const slug = parts[0]!;
   if (!/^--.*--$/.test(slug)) return null;
-  const cwdDir = path.join(sessions, slug);
+  // `slug` is one plain segment (no separator, not `.`-led): joining is concatenation.
+  const cwdDir = resolvedPrefix(sessions) + slug;
   const sessionId = sessionIdFromName(base);
   if (sessionId === '') return null;
   if (parts.length === 2) return { sessionId, role: 'root', rootFile: null, runId: null, cwdDir };
@@ -45,7 +47,7 @@ export function parseSessionPath(home: string, file: string): SessionPathInfo | 
   return {
     sessionId,
     role: 'lane',
-    rootFile: path.join(cwdDir, rootStem + JSONL),
+    rootFile: cwdDir + path.sep + rootStem + JSONL,
     runId: parts[2]!,
     cwdDir,
   };

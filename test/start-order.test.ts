@@ -1,0 +1,115 @@
+/**
+ * The order a start reads a home in (docs/PERFORMANCE.md, "The session list first"): the first
+ * batch the reader emits lists every session and nothing else of substance; the checkpoints
+ * follow (newest first), before any incident, lane status or session byte; a cached start lists
+ * from the paths first and then what the cache remembers. Also the two helpers that keep that
+ * first batch cheap: `relativeInside` (same answers as `path.relative`) and `scanBackward`, which
+ * does not open a file it has nothing to search in.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { generateHome, type DemoManifest } from '../src/demo/generate.js';
+import type { ReaderEvent } from '../src/model/types.js';
+import { HomeReader } from '../src/readers/home-reader.js';
+import { relativeInside } from '../src/readers/rel-path.js';
+import { scanBackward } from '../src/readers/tailer.js';
+
+const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
+
+async function demoHome(t: { after: (fn: () => void) => void }): Promise<{ base: string; manifest: DemoManifest }> {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-start-order-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const manifest = await generateHome(path.join(base, 'home'), { now: NOW, host: 'test-host', livePid: 4_000_000, livePidStart: null, deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
+  return { base, manifest };
+}
+
+/** Starts a reader once (no watching) and returns the batches it emitted, in order. */
+async function batchesOf(home: string, cacheDir: string | null): Promise<ReaderEvent[][]> {
+  const batches: ReaderEvent[][] = [];
+  const reader = new HomeReader({ home, emit: (events) => batches.push(events), watch: false, now: () => NOW, host: 'test-host', cacheDir });
+  await reader.start();
+  await reader.stop();
+  return batches;
+}
+
+const sessionFiles = (m: DemoManifest) => m.sessions.flatMap((s) => (s.file ? [s.file] : [])).sort();
+const firstIndex = (batches: ReaderEvent[][], pred: (e: ReaderEvent) => boolean) => batches.findIndex((b) => b.some(pred));
+
+test('a start lists every session in its first batch, then the checkpoints newest first, before anything else is read', async (t) => {
+  const { manifest } = await demoHome(t);
+  // Distinct checkpoint ages, so newest-first is a definite order.
+  const checkpoints = manifest.sessions.flatMap((s) => (s.checkpoint ? [s.checkpoint] : []));
+  assert.ok(checkpoints.length >= 3, 'the demo home has checkpoints');
+  checkpoints.forEach((file, i) => utimesSync(file, new Date(NOW - i * 60_000), new Date(NOW - i * 60_000)));
+  const batches = await batchesOf(manifest.home, null);
+
+  const first = batches[0]!;
+  const listed = first.flatMap((e) => (e.type === 'session-file' ? [e.facts.file] : [])).sort();
+  assert.deepEqual(listed, sessionFiles(manifest), 'every session file is in the first batch');
+  for (const e of first) assert.ok(!['checkpoint', 'incident', 'lane-status', 'receipt', 'journal'].includes(e.type), `nothing read yet in the first batch: ${e.type}`);
+  // Listed from the path only: no session file's bytes have been read (no header yet).
+  for (const e of first) if (e.type === 'session-file') assert.equal(e.facts.header, null, `${path.basename(e.facts.file)} listed before it is read`);
+
+  const order = batches.flat().flatMap((e) => (e.type === 'checkpoint' ? [e.record.file] : []));
+  assert.deepEqual(order.slice(0, checkpoints.length), checkpoints, 'checkpoints come newest first');
+  const cp = firstIndex(batches, (e) => e.type === 'checkpoint');
+  const incident = firstIndex(batches, (e) => e.type === 'incident');
+  const read = firstIndex(batches, (e) => e.type === 'session-file' && e.facts.header !== null);
+  assert.ok(cp > 0, 'checkpoints after the list');
+  assert.ok(incident > cp, `incidents (batch ${incident}) after the checkpoints (batch ${cp})`);
+  assert.ok(read > cp, `session tails (batch ${read}) after the checkpoints (batch ${cp})`);
+});
+
+test('a cached start lists from the paths first, then what the cache remembers, before reading any file', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const cacheDir = path.join(base, 'cache');
+  const cold = await batchesOf(manifest.home, cacheDir);
+  const warm = await batchesOf(manifest.home, cacheDir);
+  const last = (batches: ReaderEvent[][]) => {
+    const m = new Map<string, unknown>();
+    for (const e of batches.flat()) if (e.type === 'session-file') m.set(e.facts.file, e.facts.name);
+    return m;
+  };
+  assert.deepEqual(last(warm), last(cold), 'the same names after a warm start as after a cold one');
+  const first = warm[0]!.filter((e) => e.type === 'session-file');
+  assert.equal(first.length, sessionFiles(manifest).length);
+  // The second batch is the cache's: named sessions appear before any checkpoint is read.
+  const named = firstIndex(warm, (e) => e.type === 'session-file' && e.facts.name !== null);
+  const cp = firstIndex(warm, (e) => e.type === 'checkpoint');
+  assert.ok(named >= 1 && named <= cp, `cached names (batch ${named}) no later than the checkpoints (batch ${cp})`);
+  assert.ok(warm[named]!.some((e) => e.type === 'session-file' && e.facts.header !== null), 'the cache brings what was read last time');
+});
+
+test('relativeInside answers as path.relative does, for paths inside the directory', () => {
+  const segment = fc.constantFrom('a', 'b', 'sessions', '.', '..', '', '.hidden', '.cache', '..x', 'x.tmp', '--w--');
+  const pathOf = (abs: boolean) => fc.array(segment, { maxLength: 6 }).map((parts) => (abs ? '/' : '') + parts.join('/'));
+  fc.assert(
+    fc.property(pathOf(true), fc.boolean(), pathOf(true), fc.boolean(), (dir, dirSlash, file, fileSlash) => {
+      const d = dir + (dirSlash ? '/' : '');
+      const f = file + (fileSlash ? '/' : '');
+      const rel = path.relative(path.resolve(d), path.resolve(f));
+      const want = rel.startsWith('..') || path.isAbsolute(rel) ? null : rel;
+      assert.equal(relativeInside(d, f), want, `${d} ${f}`);
+    }),
+    { numRuns: 3000 },
+  );
+  assert.equal(relativeInside('/h', '/h/sessions/x.jsonl'), 'sessions/x.jsonl');
+  assert.equal(relativeInside('/r/.cache/h', '/r/.cache/h/sessions/x.jsonl'), 'sessions/x.jsonl');
+  assert.equal(relativeInside('/r/.cache/h', '/r/.cache/h/sessions/../../y'), null);
+  assert.equal(relativeInside('/h', '/hx/sessions'), null);
+  assert.equal(relativeInside('/h', '/h'), '');
+});
+
+test('scanBackward does not open a file when there is nothing to search (a start scans 0 bytes before the window)', async () => {
+  const missing = path.join(os.tmpdir(), `loop-dash-no-such-file-${process.pid}.jsonl`);
+  const none = await scanBackward(missing, { from: 5_000, to: 100, maxBytes: 0, needles: ['"x"'] });
+  assert.deepEqual(none, { found: {}, bytesScanned: 0, resumeAt: 5_000 }, 'a 0-byte budget: untouched, no error');
+  const empty = await scanBackward(missing, { from: 100, to: 100, needles: ['"x"'] });
+  assert.deepEqual(empty, { found: {}, bytesScanned: 0, resumeAt: 100 }, 'an empty range: untouched, all of it searched');
+  const opened = await scanBackward(missing, { from: 5_000, to: 100, maxBytes: 10, needles: ['"x"'] });
+  assert.ok(opened.error, 'with bytes to search it does open the file (and reports that it cannot)');
+});
