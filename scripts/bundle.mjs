@@ -95,3 +95,5 @@ for (const name of readdirSync(path.dirname(outfile))) if (/^chunk-[A-Z0-9]+\.mj
 // chunks beside the bundle, loaded by `import()` when used; the dashboard's start parses less.
 await esbuild.build({ ...common, entryPoints: { 'main.bundle': entry }, outdir: path.dirname(outfile), splitting: true, outExtension: { '.js': '.mjs' }, chunkNames: 'chunk-[hash]' });
 await esbuild.build({ ...common, entryPoints: [workerEntry], outfile: workerOutfile });
+// The start-up's second reader thread (src/readers/read-worker.ts), beside the bundle.
+await esbuild.build({ ...common, entryPoints: [path.join(root, 'dist', 'src', 'readers', 'read-worker.js')], outfile: path.join(path.dirname(outfile), 'read-worker.bundle.mjs') });

@@ -4,7 +4,9 @@
  * follow (newest first), before any incident, lane status or session byte; a cached start lists
  * from the paths first and then what the cache remembers. Also the two helpers that keep that
  * first batch cheap: `relativeInside` (same answers as `path.relative`) and `scanBackward`, which
- * does not open a file it has nothing to search in.
+ * does not open a file it has nothing to search in. And the second reader of a big start: a start
+ * read partly on a worker thread (or whose worker fails) ends with exactly the model of a start
+ * read on one thread, and leaves a cache from which the next start reads nothing.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +16,10 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import type { ReaderEvent } from '../src/model/types.js';
-import { HomeReader } from '../src/readers/home-reader.js';
+import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
+import { HomeReader, type HomeReaderOptions } from '../src/readers/home-reader.js';
+import { readInWorker, type ReadJob, type ReadJobInput } from '../src/readers/read-pool.js';
+import { createReadCounter } from '../src/readers/read-counter.js';
 import { relativeInside } from '../src/readers/rel-path.js';
 import { scanBackward } from '../src/readers/tailer.js';
 
@@ -112,4 +117,56 @@ test('scanBackward does not open a file when there is nothing to search (a start
   assert.deepEqual(empty, { found: {}, bytesScanned: 0, resumeAt: 100 }, 'an empty range: untouched, all of it searched');
   const opened = await scanBackward(missing, { from: 5_000, to: 100, maxBytes: 10, needles: ['"x"'] });
   assert.ok(opened.error, 'with bytes to search it does open the file (and reports that it cannot)');
+});
+
+/** The model after one start (no watching), as plain sorted data; `version` left out. */
+async function modelAfterStart(home: string, opts: Partial<HomeReaderOptions> = {}): Promise<Record<string, unknown>> {
+  let state: ModelState = initialModelState();
+  const reader = new HomeReader({ home, emit: (events) => (state = reduceEvents(state, events)), watch: false, now: () => NOW, host: 'test-host', ...opts });
+  await reader.start();
+  await reader.stop();
+  const plain: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(state)) {
+    if (k === 'version') continue;
+    plain[k] = v instanceof Map ? [...v.entries()].sort(([a], [b]) => String(a).localeCompare(String(b))) : v;
+  }
+  return plain;
+}
+
+test('a start read partly on a worker thread ends with exactly the model of a start read on one thread; the cache it leaves answers the next start', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const one = await modelAfterStart(manifest.home, { workerMinFiles: Infinity });
+  const given: ReadJobInput[] = [];
+  const answered: number[] = [];
+  const spy = (input: ReadJobInput): ReadJob => {
+    given.push(input);
+    const job = readInWorker(input);
+    return { stop: job.stop, result: job.result.then((r) => (answered.push(r?.length ?? -1), r)) };
+  };
+  const cacheDir = path.join(base, 'cache');
+  const two = await modelAfterStart(manifest.home, { workerMinFiles: 0, readJob: spy, cacheDir });
+  assert.equal(given.length, 1, 'the worker was started');
+  const sessionsGiven = given[0]!.items.filter(([k]) => k === 'session').length;
+  assert.ok(sessionsGiven > 0 && given[0]!.items.some(([k]) => k === 'incident'), `it was given sessions (${sessionsGiven}) and incidents`);
+  assert.deepEqual(answered, [given[0]!.items.length], 'and answered every item');
+  assert.deepEqual(two, one, 'the same model either way');
+
+  // The entries the worker made were kept: a warm start reads no session byte and shows the same.
+  const counter = createReadCounter();
+  const warm = await modelAfterStart(manifest.home, { workerMinFiles: Infinity, cacheDir, counter });
+  assert.equal(counter.bytesRead, 0, 'a warm start after it reads no session data');
+  assert.deepEqual(warm, one);
+});
+
+test('a worker that fails (or cannot start): the start reads everything itself, with the same result', async (t) => {
+  const { manifest } = await demoHome(t);
+  const one = await modelAfterStart(manifest.home, { workerMinFiles: Infinity });
+  let asked = 0;
+  const failing = (): ReadJob => {
+    asked++;
+    return { result: Promise.resolve(null), stop: () => undefined };
+  };
+  const two = await modelAfterStart(manifest.home, { workerMinFiles: 0, readJob: failing });
+  assert.equal(asked, 1);
+  assert.deepEqual(two, one);
 });

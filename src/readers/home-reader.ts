@@ -8,16 +8,15 @@ import { promises as fsp, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { homePaths, stateLogPathFromReport } from '../contract/paths.js';
-import type { ReaderEvent, Warning } from '../model/types.js';
+import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
 import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type FoundFile, type WalkRoot } from './home-walk.js';
-import { readIncidentFile } from './incident-file.js';
 import { readAck, JournalReader } from './journal.js';
-import { readLaneStatus } from './lane-status.js';
 import { probeProcess } from './process-probe.js';
 import type { SmallFileRead } from './json-file.js';
 import type { ReadCounter } from './read-counter.js';
-import { readReceipt } from './receipt-file.js';
+import { SMALL_FILE_READERS, type SmallFileKind } from './small-file-kinds.js';
+import { readInWorker, type ReadJob, type ReadJobInput, type ReadJobResult } from './read-pool.js';
 import { SessionCache } from './session-cache.js';
 import { SessionFileReader, type CachedSessionFile } from './session-file.js';
 import { parseSessionPath } from './session-path.js';
@@ -40,6 +39,13 @@ export interface HomeReaderOptions {
   watchFactory?: WatchFactory;
   /** How long a session's last line may stay without its newline before it is flagged (default 5 s). */
   incompleteGraceMs?: number;
+  /**
+   * A start with at least this many incidents, lane statuses and receipts to read (not answered by
+   * the cache) reads them on a worker thread (default 1 000); `Infinity`: never.
+   */
+  workerMinFiles?: number;
+  /** Starts the worker's reads (tests inject failures here). */
+  readJob?: (input: ReadJobInput) => ReadJob;
   /** Start-up stages, for the benchmark's timing marks: the session list is out; the checkpoints are read. */
   onStage?: (stage: 'listed' | 'checkpoints') => void;
   /**
@@ -83,6 +89,10 @@ export interface HomeReaderOptions {
 const SLICE_MS = 8;
 /** Progress events (and so renders) during the initial load: at most one per this long. */
 const PROGRESS_MS = 250;
+/** The share of a big cold start's session files (the oldest) a worker thread reads. */
+const WORKER_SESSION_SHARE = 0.3;
+/** The small record files, in the order a start reads them. */
+const SMALL_KINDS: readonly SmallFileKind[] = ['incident', 'lane-status', 'receipt'];
 /** The adaptive sweep: at least this often … */
 const SWEEP_MIN_MS = 5_000;
 /** … at most this long apart … */
@@ -165,6 +175,8 @@ export class HomeReader {
   /** Sessions whose cache entry is out of date. */
   private readonly cacheDirty = new Set<string>();
   private cacheSaving: Promise<void> | null = null;
+  /** The start's reads on a worker thread, while they run. */
+  private readJob: ReadJob | null = null;
   private deepScanning: Promise<void> | null = null;
   /** How long the last full walk took (ms), for the adaptive sweep interval. */
   private walkMs = 0;
@@ -188,6 +200,8 @@ export class HomeReader {
       watchFactory: createWatchBackend,
       incompleteGraceMs: 5_000,
       onStage: () => undefined,
+      workerMinFiles: 1_000,
+      readJob: readInWorker,
       cacheDir: null,
       startScanBytes: options.watch === false ? Infinity : 0,
       deepScanRate: 64 * 1024 * 1024,
@@ -276,20 +290,70 @@ export class HomeReader {
     this.cache?.retain(walk.files.map((f) => f.file));
     const byKind = (k: ArtifactKind) => walk.files.filter((f) => f.kind === k);
     this.lastProgressAt = performance.now();
+    // What the cache does not answer: on a big start (at least `workerMinFiles` files) a worker
+    // thread reads the oldest share of the session files, then the incidents, lane statuses and
+    // receipts, while this thread reads the newest session files (the ones that matter first).
+    const small = SMALL_KINDS.flatMap((kind) => byKind(kind).map((f) => ({ kind, f })));
+    const toRead = small.filter(({ kind, f }) => !this.cacheHit(f.file, kind, f));
+    const uncached = sessions.filter((f) => this.cache?.get(f.file) === undefined);
+    const useWorker = toRead.length + uncached.length >= this.opts.workerMinFiles;
+    const workerSessions = useWorker ? uncached.slice(Math.floor(uncached.length * (1 - WORKER_SESSION_SHARE))) : [];
+    const job = useWorker
+      ? this.opts.readJob({
+          home: this.home,
+          items: [...workerSessions.map((f) => ['session', f.file] as ['session', string]), ...toRead.map(({ kind, f }) => [kind, f.file] as [SmallFileKind, string])],
+          scanMaxBytes: this.opts.startScanBytes,
+          incompleteGraceMs: this.opts.incompleteGraceMs,
+        })
+      : null;
+    this.readJob = job;
+    const inWorker = new Set(workerSessions.map((f) => f.file));
 
     let read = 0;
-    for (const f of sessions) {
+    const readSessions = async (list: readonly FoundFile[]) => {
+      for (const f of list) {
+        if (this.stopped) return;
+        await this.readOne(f.file, 'session', f);
+        read++;
+        if (performance.now() - this.lastProgressAt >= PROGRESS_MS) {
+          this.lastProgressAt = performance.now();
+          this.push({ type: 'progress', home: this.home, read, total: sessions.length, done: false });
+          this.flush();
+        }
+        await this.breathe();
+      }
+    };
+    await readSessions(sessions.filter((f) => !inWorker.has(f.file)));
+    if (this.stopped) return;
+    // The worker's results (null: it failed; everything is then read here).
+    const results: ReadJobResult[] = (job ? await job.result : null) ?? [];
+    this.readJob = null;
+    workerSessions.forEach((f, i) => {
+      const r = results[i];
+      if (!r || !('entry' in r) || !r.entry) return;
+      // Taken as a warm start takes a cache entry: unchanged since, it is not read again.
+      this.sessions.get(f.file)?.offerCache(r.entry);
+      this.cache?.set(f.file, r.entry);
+    });
+    await readSessions(workerSessions);
+    if (this.stopped) return;
+    const byFile = new Map<string, SmallFileRead<unknown>>();
+    toRead.forEach(({ f }, i) => {
+      const r = results[workerSessions.length + i];
+      if (r && !('entry' in r)) byFile.set(f.file, r);
+    });
+    for (const { kind, f } of small) {
       if (this.stopped) return;
-      await this.readOne(f.file, 'session', f);
-      read++;
-      if (performance.now() - this.lastProgressAt >= PROGRESS_MS) {
-        this.lastProgressAt = performance.now();
-        this.push({ type: 'progress', home: this.home, read, total: sessions.length, done: false });
-        this.flush();
+      const r = byFile.get(f.file);
+      if (r) {
+        this.cacheStore(f.file, kind, f, r);
+        this.applySmall(f.file, kind, r, f);
+      } else {
+        await this.readOne(f.file, kind, f);
       }
       await this.breathe();
     }
-    for (const kind of ['incident', 'lane-status', 'receipt', 'journal', 'ack'] as const) {
+    for (const kind of ['journal', 'ack'] as const) {
       for (const f of byKind(kind)) {
         await this.readOne(f.file, kind, f);
         await this.breathe();
@@ -435,6 +499,7 @@ export class HomeReader {
     this.reconcileKick = null;
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
+    this.readJob?.stop();
     this.backend?.close();
     this.backend = null;
     await this.working;
@@ -616,33 +681,10 @@ export class HomeReader {
           return await this.readSession(file, found);
         case 'checkpoint':
           return await this.readCheckpoint(file, found);
-        case 'incident': {
-          const r = await this.cachedRead(file, kind, found, () => readIncidentFile(this.home, file));
-          if (r.missing) return this.forget(file, { type: 'incident-removed', file });
-          if (r.transient && !r.record && this.withinGrace(file, r.mtimeMs)) return this.retryLater(file);
-          this.invalidSince.delete(file);
-          // One notification per incident (B9): a re-read of the same content is not a new one.
-          if (r.record && this.isNews(file, r.record)) this.push({ type: 'incident', record: r.record });
-          this.push({ type: 'warnings', file, warnings: r.warnings });
-          this.noteFailure(file, r.warnings);
-          return this.remember(file, kind, found);
-        }
-        case 'lane-status': {
-          const r = await this.cachedRead(file, kind, found, () => readLaneStatus(this.home, file));
-          if (r.missing) return this.forget(file, { type: 'lane-status-removed', file });
-          if (r.record && this.isNews(file, r.record)) this.push({ type: 'lane-status', status: r.record });
-          this.push({ type: 'warnings', file, warnings: r.warnings });
-          this.noteFailure(file, r.warnings);
-          return this.remember(file, kind, found);
-        }
-        case 'receipt': {
-          const r = await this.cachedRead(file, kind, found, () => readReceipt(this.home, file));
-          if (r.missing) return this.forget(file, { type: 'receipt-removed', file });
-          if (r.record && this.isNews(file, r.record)) this.push({ type: 'receipt', receipt: r.record });
-          this.push({ type: 'warnings', file, warnings: r.warnings });
-          this.noteFailure(file, r.warnings);
-          return this.remember(file, kind, found);
-        }
+        case 'incident':
+        case 'lane-status':
+        case 'receipt':
+          return this.applySmall(file, kind, await this.cachedRead(file, kind, found, () => SMALL_FILE_READERS[kind](this.home, file)), found);
         case 'settings':
           return await this.loadSettings();
         case 'journal': {
@@ -679,6 +721,27 @@ export class HomeReader {
     }
   }
 
+  /** What a read of an incident, lane status or receipt found, into events (also for the worker's reads). */
+  private applySmall(file: string, kind: SmallFileKind, r: SmallFileRead<unknown>, found?: FoundFile): void {
+    if (r.missing) {
+      const removed: ReaderEvent =
+        kind === 'incident' ? { type: 'incident-removed', file } : kind === 'lane-status' ? { type: 'lane-status-removed', file } : { type: 'receipt-removed', file };
+      return this.forget(file, removed);
+    }
+    // An incident caught mid-write stays unread until its grace ends (B9).
+    if (kind === 'incident' && r.transient && !r.record && this.withinGrace(file, r.mtimeMs)) return this.retryLater(file);
+    if (kind === 'incident') this.invalidSince.delete(file);
+    // One notification per record (B9): a re-read of the same content is not a new one.
+    if (r.record && this.isNews(file, r.record)) {
+      if (kind === 'incident') this.push({ type: 'incident', record: r.record as IncidentRecord });
+      else if (kind === 'lane-status') this.push({ type: 'lane-status', status: r.record as LaneRunStatus });
+      else this.push({ type: 'receipt', receipt: r.record as WatcherReceipt });
+    }
+    this.push({ type: 'warnings', file, warnings: r.warnings });
+    this.noteFailure(file, r.warnings);
+    this.remember(file, kind, found);
+  }
+
   private async readSession(file: string, found?: FoundFile): Promise<void> {
     const reader = this.sessionReader(file);
     if (!reader) return;
@@ -706,19 +769,29 @@ export class HomeReader {
    * inode) a file unchanged since an earlier run is not read again; a clean read is remembered.
    */
   private async cachedRead<T>(file: string, kind: ArtifactKind, found: FoundFile | undefined, read: () => Promise<SmallFileRead<T>>): Promise<SmallFileRead<T>> {
-    const cache = this.cache;
-    if (!cache || !found) return read();
-    const c = cache.get(file);
-    if (c && 'k' in c && c.kind === kind && c.size === found.size && c.mtimeMs === found.mtimeMs && c.ino === found.ino) {
-      // Written without its file and home (the key says them); in memory the cache then keeps the
-      // same record object the model does.
-      if ((c.record as { file?: string }).file !== file) c.record = { ...(c.record as object), file, home: this.home };
-      return { record: c.record as T, warnings: [], missing: false, transient: false, mtimeMs: found.mtimeMs };
-    }
+    const hit = this.cacheHit<T>(file, kind, found);
+    if (hit) return hit;
     const r = await read();
+    this.cacheStore(file, kind, found, r);
+    return r;
+  }
+
+  /** The cached record of a small file whose walk stat (size, mtime, inode) is the one it was cached with. */
+  private cacheHit<T>(file: string, kind: ArtifactKind, found: FoundFile | undefined): SmallFileRead<T> | null {
+    const c = found ? this.cache?.get(file) : undefined;
+    if (!found || !c || !('k' in c) || c.kind !== kind || c.size !== found.size || c.mtimeMs !== found.mtimeMs || c.ino !== found.ino) return null;
+    // Written without its file and home (the key says them); in memory the cache then keeps the
+    // same record object the model does.
+    if ((c.record as { file?: string }).file !== file) c.record = { ...(c.record as object), file, home: this.home };
+    return { record: c.record as T, warnings: [], missing: false, transient: false, mtimeMs: found.mtimeMs };
+  }
+
+  /** A clean read is remembered with the walk's stat; anything else forgotten. */
+  private cacheStore(file: string, kind: ArtifactKind, found: FoundFile | undefined, r: SmallFileRead<unknown>): void {
+    const cache = this.cache;
+    if (!cache || !found) return;
     if (r.record && r.warnings.length === 0 && !r.transient) cache.set(file, { k: 'small', kind, size: found.size, mtimeMs: found.mtimeMs, ino: found.ino, record: r.record });
     else cache.delete(file);
-    return r;
   }
 
   /** The reader of a session file (made on first use, with what the cache remembers), or null for a path that is no session. */

@@ -131,12 +131,15 @@ async function walkRoots(
 ): Promise<void> {
   // Synchronous listing and stats cost a few µs each, the asynchronous ones several times more
   // (a round through the thread pool); time slices keep the event loop free.
+  // The time is checked every file, but the walk awaits only when a slice is over: an `await` per
+  // file cost a microtask each (13 000 on a big home).
   let sliceStart = performance.now();
+  const sliceOver = () => performance.now() - sliceStart >= SLICE_MS;
   const breathe = async (): Promise<void> => {
-    if (performance.now() - sliceStart < SLICE_MS) return;
     await new Promise<void>((r) => setImmediate(r));
     sliceStart = performance.now();
   };
+  const sep = path.sep;
   const walkDir = async (dir: string, depth: number): Promise<void> => {
     // Watched before it is listed: a file created after the listing is then always reported.
     const own = statSyncOrNull(dir);
@@ -152,7 +155,8 @@ async function walkRoots(
     if (own) dirs.push({ dir, ino: own.ino });
     const subdirs: string[] = [];
     for (const e of entries) {
-      const full = path.join(dir, e.name);
+      // `dir` is normalised and an entry name is one plain segment: joining is concatenation.
+      const full = dir + sep + e.name;
       if (e.isDirectory()) {
         if (depth < 12 && !isTempName(e.name)) subdirs.push(full);
       } else if (e.isFile()) {
@@ -160,7 +164,7 @@ async function walkRoots(
         if (!kind) continue;
         const st = statSyncOrNull(full);
         if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
-        await breathe();
+        if (sliceOver()) await breathe();
       } else if (e.isSymbolicLink()) {
         // Not followed: a symlink loop must not make the walk endless.
         const target = await fsp.stat(full).catch(() => null);
@@ -171,7 +175,7 @@ async function walkRoots(
         } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
       }
     }
-    await breathe();
+    if (sliceOver()) await breathe();
     for (const sub of subdirs) await walkDir(sub, depth + 1);
   };
   for (const r of roots) await walkDir(path.join(home, r), 0);

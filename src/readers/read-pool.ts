@@ -1,0 +1,76 @@
+/**
+ * A second reader for a big start (src/readers/read-worker.ts): a cold start of a big home has a
+ * thousand session tails (~1 ms each: reading, parsing, validating) and thousands of incidents and
+ * lane statuses (~40 µs each) to read, and this machine has two cores. A worker thread reads part
+ * of them while the main thread reads the rest. Its results are what the same readers return on
+ * the main thread (a session as the cache entry a warm start resumes from); when the worker cannot
+ * start or fails, the result is null and the caller reads everything itself.
+ */
+import { statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { SmallFileRead } from './json-file.js';
+import type { CachedSessionFile } from './session-file.js';
+import type { SmallFileKind } from './small-file-kinds.js';
+
+/** What the worker is given. */
+export interface ReadJobInput {
+  home: string;
+  items: [SmallFileKind | 'session', string][];
+  /** As the main thread's session readers: how far a start searches before a tail window. */
+  scanMaxBytes: number;
+  incompleteGraceMs: number;
+}
+
+/** One item's result: a record file's read, or a session file's cache entry (null: read it here). */
+export type ReadJobResult = SmallFileRead<unknown> | { entry: CachedSessionFile | null };
+
+/** A read in progress; `result` resolves to one result per item (in order), or null on failure. */
+export interface ReadJob {
+  result: Promise<ReadJobResult[] | null>;
+  stop(): void;
+}
+
+/**
+ * The worker's file: the bundle (one file to load, dist/src/cli/read-worker.bundle.mjs) when this
+ * code runs from the CLI's bundle, or when it is at least as new as the compiled worker module;
+ * else the module (whose ~100 imports the ESM loader opens concurrently: a burst of descriptors).
+ */
+function workerFile(): string {
+  const here = import.meta.url;
+  if (/\/(chunk-[A-Z0-9]+|main\.bundle)\.mjs$/.test(here)) return fileURLToPath(new URL('./read-worker.bundle.mjs', here));
+  const module = fileURLToPath(new URL('./read-worker.js', here));
+  const bundle = fileURLToPath(new URL('../cli/read-worker.bundle.mjs', here));
+  try {
+    if (statSync(bundle).mtimeMs >= statSync(module).mtimeMs) return bundle;
+  } catch {
+    /* no bundle (or no module): the module */
+  }
+  return module;
+}
+
+export function readInWorker(input: ReadJobInput): ReadJob {
+  const results: ReadJobResult[] = [];
+  let worker: Worker | null = null;
+  const result = new Promise<ReadJobResult[] | null>((resolve) => {
+    try {
+      // No timing file in the worker: its marks would interleave with the dashboard's.
+      worker = new Worker(workerFile(), { workerData: input, env: { ...process.env, LOOP_DASH_TIMING: '' } });
+    } catch {
+      resolve(null);
+      return;
+    }
+    worker.on('message', (batch: ReadJobResult[] | null) => {
+      if (batch === null) resolve(results.length === input.items.length ? results : null);
+      else results.push(...batch);
+    });
+    worker.on('error', () => resolve(null));
+    worker.on('exit', () => resolve(results.length === input.items.length ? results : null));
+  });
+  return {
+    result,
+    stop: () => {
+      void (worker as Worker | null)?.terminate();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * The start-up's second reader (see read-pool.ts): on a worker thread it reads the session files
+ * and small record files (incidents, lane statuses, loop-wait receipts) the main thread hands it,
+ * while the main thread reads the rest. A session file comes back as the reader's cache entry —
+ * what a later start would resume from — so the main thread takes it as a warm start does,
+ * without reading the file again; a record file comes back as its reader's result.
+ *
+ * Input (`workerData`): {@link ReadJobInput}. Output: one result per item, in order, posted in
+ * batches; `null` once all are sent.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { ReadJobInput, ReadJobResult } from './read-pool.js';
+import { SessionFileReader } from './session-file.js';
+import { SMALL_FILE_READERS } from './small-file-kinds.js';
+
+const input = workerData as ReadJobInput;
+const BATCH = 200;
+let batch: ReadJobResult[] = [];
+for (const [kind, file] of input.items) {
+  if (kind === 'session') {
+    const reader = new SessionFileReader(input.home, file, { now: () => Date.now(), scanMaxBytes: input.scanMaxBytes, incompleteGraceMs: input.incompleteGraceMs });
+    const r = await reader.update();
+    // A file with anything to report is left to the main thread, which reports it as it always does.
+    batch.push({ entry: r.gone || r.error !== null || r.warnings.length > 0 ? null : await reader.cacheEntry() });
+  } else {
+    batch.push(await SMALL_FILE_READERS[kind](input.home, file));
+  }
+  if (batch.length >= BATCH) {
+    parentPort?.postMessage(batch);
+    batch = [];
+  }
+}
+parentPort?.postMessage(batch);
+parentPort?.postMessage(null);
