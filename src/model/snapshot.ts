@@ -149,10 +149,26 @@ export interface SnapshotCache {
    * nothing but countdowns neither joins, sorts nor attaches anything.
    */
   last: { state: ModelState; host: string; builtAt: number; stableUntil: number; snapshot: Snapshot } | null;
+  /**
+   * Which root (home and session) each row sits under, for the roots list `of`: a patch keeps
+   * every row under the same root, so the index carries over to the patched list.
+   */
+  rootIndex: { of: readonly SessionView[]; rootOf: Map<string, string> } | null;
 }
 
 export function createSnapshotCache(): SnapshotCache {
-  return { rows: new Map(), generation: 0, parts: null, last: null };
+  return { rows: new Map(), generation: 0, parts: null, last: null, rootIndex: null };
+}
+
+/** `${home}\0${session}` of every row → that of its root, for a roots list. */
+function rootIndexOf(roots: readonly SessionView[]): Map<string, string> {
+  const rootOf = new Map<string, string>();
+  for (const root of roots) {
+    const key = `${root.home}\0${root.session}`;
+    rootOf.set(key, key);
+    for (const lane of root.lanes) rootOf.set(`${lane.home}\0${lane.session}`, key);
+  }
+  return rootOf;
 }
 
 interface SessionParts {
@@ -269,7 +285,26 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   // Rows whose state can have moved since they were built are built again too (none can while
   // `now` is inside the last snapshot's window: its edge is at most every row's own).
   const stale = new Set<string>();
-  if (now >= last.stableUntil) for (const m of cache.rows.values()) if (now >= m.stableUntil || now < m.builtAt) stale.add(m.view.session);
+  // The roots (home and root session) whose row or a lane's row changes: only those are looked at.
+  if (cache.rootIndex?.of !== last.snapshot.roots) cache.rootIndex = { of: last.snapshot.roots, rootOf: rootIndexOf(last.snapshot.roots) };
+  const rootOf = cache.rootIndex.rootOf;
+  const touched = new Set<string>();
+  // A session the index does not place (a row cached but not shown): every root is looked at.
+  let touchAll = false;
+  const touch = (key: string) => {
+    const root = rootOf.get(key);
+    if (root === undefined) touchAll = true;
+    else touched.add(root);
+  };
+  if (now >= last.stableUntil) {
+    for (const [key, m] of cache.rows) {
+      if (now >= m.stableUntil || now < m.builtAt) {
+        stale.add(m.view.session);
+        touch(key);
+      }
+    }
+  }
+  for (const [session, p] of changed) touch(`${p.home}\0${session}`);
 
   // The join is the cache's own (never handed out): updated in place for the new maps.
   const parts = joined.parts;
@@ -296,6 +331,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
 
   let rootsMoved = false;
   const roots = last.snapshot.roots.map((root) => {
+    if (!touchAll && !touched.has(`${root.home}\0${root.session}`)) return root;
     const rootDirty = dirty(root);
     const lanesDirty = root.lanes.some(dirty);
     if (!rootDirty && !lanesDirty) return root;
@@ -326,6 +362,8 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       for (const lane of root.lanes) stableUntil = Math.min(stableUntil, cache.rows.get(`${lane.home}\0${lane.session}`)?.stableUntil ?? -Infinity);
     }
   }
+  // The same rows under the same roots: the index holds for the patched list.
+  cache.rootIndex = { of: roots, rootOf };
   const snapshot: Snapshot = {
     ...last.snapshot,
     now,

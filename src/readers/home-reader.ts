@@ -99,8 +99,13 @@ const SWEEP_MIN_MS = 5_000;
 const SWEEP_MAX_MS = 10 * 60_000;
 /** … and a walk may cost at most 1/SWEEP_COST of the time between walks. */
 const SWEEP_COST = 3_000;
-/** Files changed this recently are re-checked (stat) every SWEEP_MIN_MS between full sweeps. */
+/**
+ * Files changed this recently are re-checked (stat) between full sweeps: every SWEEP_MIN_MS when
+ * they changed in the last RECENT_FAST_MS, else every RECHECK_SLOW_EVERY × SWEEP_MIN_MS.
+ */
 const ACTIVE_MS = 15 * 60_000;
+const RECENT_FAST_MS = 60_000;
+const RECHECK_SLOW_EVERY = 6;
 /** What the background search reads per step. */
 const DEEP_SCAN_STEP = 4 * 1024 * 1024;
 /** The session cache is written at most this often while things change. */
@@ -182,6 +187,8 @@ export class HomeReader {
   private walkMs = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
   private sliceStart = 0;
+  /** Re-checks done (every RECHECK_SLOW_EVERY-th covers every recent file). */
+  private recheckTick = 0;
   private lastProgressAt = -Infinity;
 
   constructor(options: HomeReaderOptions) {
@@ -406,11 +413,17 @@ export class HomeReader {
    */
   private async recheckActive(): Promise<void> {
     if (this.stopped) return;
-    const horizon = this.opts.now() - ACTIVE_MS;
+    const now = this.opts.now();
+    const horizon = now - ACTIVE_MS;
+    // Files changed in the last minute every time; the others of the last ACTIVE_MS every
+    // RECHECK_SLOW_EVERY-th time (an idle dashboard beside a hundred quiet sessions then stats a
+    // few files every 5 s instead of all of them).
+    const all = ++this.recheckTick % RECHECK_SLOW_EVERY === 0;
+    const fastHorizon = now - RECENT_FAST_MS;
     const files = new Set<string>(this.failing);
     for (const [file, at] of this.recent) {
       if (at < horizon) this.recent.delete(file);
-      else files.add(file);
+      else if (all || at >= fastHorizon) files.add(file);
     }
     for (const file of files) {
       const k = this.known.get(file);
