@@ -290,11 +290,14 @@ export class HomeReader {
     const later = await more(LATER_ROOTS);
     this.walkMs = walkMs;
     const walk = { files: [...listed.files, ...live.files, ...later.files], dirs: [...listed.dirs, ...live.dirs, ...later.dirs], problems: [...listed.problems, ...live.problems, ...later.problems] };
+    // Each step below runs over every file or directory of the home: the loop gets a turn between.
     this.syncWatches(walk.dirs);
+    await this.breathe();
     this.pushWalkProblems(walk.problems);
     const horizon = this.opts.now() - ACTIVE_MS;
     for (const f of walk.files) if (f.mtimeMs >= horizon) this.recent.set(f.file, f.mtimeMs);
     this.cache?.retain(walk.files.map((f) => f.file));
+    await this.breathe();
     const byKind = (k: ArtifactKind) => walk.files.filter((f) => f.kind === k);
     this.lastProgressAt = performance.now();
     // What the cache does not answer: on a big start (at least `workerMinFiles` files) a worker
@@ -302,6 +305,7 @@ export class HomeReader {
     // receipts, while this thread reads the newest session files (the ones that matter first).
     const small = SMALL_KINDS.flatMap((kind) => byKind(kind).map((f) => ({ kind, f })));
     const toRead = small.filter(({ kind, f }) => !this.cacheHit(f.file, kind, f));
+    await this.breathe();
     const uncached = sessions.filter((f) => this.cache?.get(f.file) === undefined);
     const useWorker = toRead.length + uncached.length >= this.opts.workerMinFiles;
     const workerSessions = useWorker ? uncached.slice(Math.floor(uncached.length * (1 - WORKER_SESSION_SHARE))) : [];

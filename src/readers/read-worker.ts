@@ -8,10 +8,23 @@
  * Input (`workerData`): {@link ReadJobInput}. Output: one result per item, in order, posted in
  * batches; `null` once all are sent.
  */
+import { readlinkSync } from 'node:fs';
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ReadJobInput, ReadJobResult } from './read-pool.js';
 import { SessionFileReader } from './session-file.js';
 import { SMALL_FILE_READERS } from './small-file-kinds.js';
+
+/** The worker thread's nice value (the main thread keeps 0). */
+const WORKER_NICE = 10;
+// Below the dashboard's own thread: keys and frames come first on a busy machine (on Linux a
+// thread has its own nice value; elsewhere this is skipped).
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (tid > 0) os.setPriority(tid, WORKER_NICE);
+} catch {
+  /* not Linux, or not allowed: the default priority */
+}
 
 const input = workerData as ReadJobInput;
 const BATCH = 200;
