@@ -40,8 +40,9 @@ export interface HomeReaderOptions {
   /** How long a session's last line may stay without its newline before it is flagged (default 5 s). */
   incompleteGraceMs?: number;
   /**
-   * A start with at least this many incidents, lane statuses and receipts to read (not answered by
-   * the cache) reads them on a worker thread (default 1 000); `Infinity`: never.
+   * A start with at least this many files to read that the cache does not answer (session files,
+   * incidents, lane statuses, receipts) reads part of them on a worker thread (default 1 000);
+   * `Infinity`: never.
    */
   workerMinFiles?: number;
   /** Starts the worker's reads (tests inject failures here). */
