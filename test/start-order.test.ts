@@ -10,6 +10,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,8 @@ import { readInWorker, type ReadJob, type ReadJobInput } from '../src/readers/re
 import { createReadCounter } from '../src/readers/read-counter.js';
 import { relativeInside } from '../src/readers/rel-path.js';
 import { scanBackward } from '../src/readers/tailer.js';
+import { processStartIdentity } from '../src/readers/process-probe.js';
+import { waitFor } from './support/wait-for.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 
@@ -169,4 +172,35 @@ test('a worker that fails (or cannot start): the start reads everything itself, 
   const two = await modelAfterStart(manifest.home, { workerMinFiles: 0, readJob: failing });
   assert.equal(asked, 1);
   assert.deepEqual(two, one);
+});
+
+test('a probe that sees the same as the last one sends nothing (an idle dashboard wakes once per probe); a change is sent', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-probe-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const sleeper = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+  t.after(() => sleeper.kill('SIGKILL'));
+  const pid = sleeper.pid!;
+  await waitFor(() => processStartIdentity(pid), 'the sleeper is running');
+  const home = path.join(base, 'home');
+  const now = Date.now();
+  await generateHome(home, { now, host: os.hostname(), livePid: pid, livePidStart: processStartIdentity(pid), deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
+  const probes: { at: number; status: string }[] = [];
+  const reader = new HomeReader({
+    home,
+    emit: (events) => {
+      for (const e of events) if (e.type === 'probe' && e.probe.pid === pid) probes.push({ at: Date.now(), status: e.probe.status });
+    },
+    probeMs: 40,
+    batchMs: 10,
+  });
+  t.after(() => reader.stop());
+  await reader.start();
+  assert.deepEqual(probes.map((p) => p.status), ['alive'], 'one probe when its checkpoint was read');
+  // Thirty probe intervals with the process unchanged: nothing sent.
+  const quietFrom = Date.now();
+  await waitFor(() => Date.now() - quietFrom >= 1_200, 'thirty probe intervals', 5_000, 50);
+  assert.equal(probes.length, 1, `no probe sent while nothing changed (${probes.length - 1} sent)`);
+  sleeper.kill('SIGKILL');
+  const gone = await waitFor(() => probes.find((p) => p.status === 'gone'), 'the gone probe', 5_000);
+  assert.ok(gone.at >= quietFrom);
 });

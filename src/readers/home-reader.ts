@@ -12,7 +12,7 @@ import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warnin
 import { readCheckpointFile } from './checkpoint-file.js';
 import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type FoundFile, type WalkRoot } from './home-walk.js';
 import { readAck, JournalReader } from './journal.js';
-import { probeProcess } from './process-probe.js';
+import { probeProcess, type ProcessProbeResult } from './process-probe.js';
 import type { SmallFileRead } from './json-file.js';
 import type { ReadCounter } from './read-counter.js';
 import { SMALL_FILE_READERS, type SmallFileKind } from './small-file-kinds.js';
@@ -999,15 +999,23 @@ export class HomeReader {
    * the pid is probed when a checkpoint names it (its start identity tells it apart).
    */
   private pids = new Set<number>();
+  /** The last probe sent per pid: the same answer again is not sent (the model ignores it anyway). */
+  private readonly probed = new Map<number, ProcessProbeResult>();
   private async probe(): Promise<void> {
     const now = this.opts.now();
     const pids = [...this.pids];
+    let news = false;
     for (const pid of pids) {
       const probe = probeProcess(pid, now);
       if (probe.status === 'gone') this.pids.delete(pid);
+      const had = this.probed.get(pid);
+      if (had && had.status === probe.status && had.start === probe.start && had.detail === probe.detail) continue;
+      this.probed.set(pid, probe);
       this.push({ type: 'probe', probe });
+      news = true;
     }
-    this.scheduleFlush();
+    // An idle dashboard beside a live pi then wakes once per probe, not twice (no batch to send).
+    if (news) this.scheduleFlush();
   }
 
   private push(event: ReaderEvent): void {
@@ -1026,7 +1034,9 @@ export class HomeReader {
       const cp = event.record.checkpoint;
       if (cp.host === this.opts.host && cp.state !== 'ended' && !this.pids.has(cp.pid)) {
         this.pids.add(cp.pid);
-        this.buffer.push({ type: 'probe', probe: probeProcess(cp.pid, this.opts.now()) });
+        const probe = probeProcess(cp.pid, this.opts.now());
+        this.probed.set(cp.pid, probe);
+        this.buffer.push({ type: 'probe', probe });
       }
     }
     this.buffer.push(event);
