@@ -222,64 +222,65 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   }
   // Which sessions changed, and only in place (same session, same place in the tree).
   const changed = new Map<string, SessionParts>();
+  /** The parts of `session` to change (a copy of the joined ones); null when it has none. */
   const partOf = (session: string): SessionParts | null => {
-    const p = changed.get(session) ?? joined.parts.get(session);
-    return p ? changed.get(session) ?? { ...p } : null;
+    const had = changed.get(session);
+    if (had) return had;
+    const p = joined.parts.get(session);
+    if (!p) return null;
+    const copy = { ...p };
+    changed.set(session, copy);
+    return copy;
   };
-  if (state.sessionFiles !== before.sessionFiles) {
-    for (const [file, facts] of state.sessionFiles) {
-      const old = before.sessionFiles.get(file);
-      if (old === facts) continue;
-      if (
-        !old ||
-        old.sessionId !== facts.sessionId ||
-        old.role !== facts.role ||
-        old.rootFile !== facts.rootFile ||
-        old.runId !== facts.runId ||
-        // The root's state log gives its lanes their names and deadlines.
-        old.continuation?.launch?.report !== facts.continuation?.launch?.report ||
-        joined.duplicated.has(facts.sessionId)
-      ) {
-        return null;
-      }
-      const p = partOf(facts.sessionId);
-      if (!p) return null;
-      p.facts = facts;
-      changed.set(facts.sessionId, p);
+  /** Each value of `now` that replaced one of `was` goes into its session's parts; false when one appeared or moved. */
+  const replaceInPlace = <V>(now: ReadonlyMap<string, V>, was: ReadonlyMap<string, V>, sessionOf: (v: V) => string, moved: (old: V, v: V) => boolean, put: (p: SessionParts, v: V) => void): boolean => {
+    if (now === was) return true;
+    for (const [file, v] of now) {
+      const old = was.get(file);
+      if (old === v) continue;
+      if (old === undefined || moved(old, v) || joined.duplicated.has(sessionOf(v))) return false;
+      const p = partOf(sessionOf(v));
+      if (!p) return false;
+      put(p, v);
     }
-  }
-  if (state.checkpoints !== before.checkpoints) {
-    for (const [file, record] of state.checkpoints) {
-      const old = before.checkpoints.get(file);
-      if (old === record) continue;
-      if (
-        !old ||
-        old.session !== record.session ||
-        old.checkpoint.role !== record.checkpoint.role ||
-        old.checkpoint.parentSession !== record.checkpoint.parentSession ||
-        old.checkpoint.pid !== record.checkpoint.pid ||
-        joined.duplicated.has(record.session)
-      ) {
-        return null;
-      }
-      const p = partOf(record.session);
-      if (!p) return null;
-      p.checkpoint = record;
-      changed.set(record.session, p);
-    }
-  }
+    return true;
+  };
+  const sessionFilesInPlace = replaceInPlace(
+    state.sessionFiles,
+    before.sessionFiles,
+    (facts) => facts.sessionId,
+    (old, facts) =>
+      old.sessionId !== facts.sessionId ||
+      old.role !== facts.role ||
+      old.rootFile !== facts.rootFile ||
+      old.runId !== facts.runId ||
+      // The root's state log gives its lanes their names and deadlines.
+      old.continuation?.launch?.report !== facts.continuation?.launch?.report,
+    (p, facts) => (p.facts = facts),
+  );
+  if (!sessionFilesInPlace) return null;
+  const checkpointsInPlace = replaceInPlace(
+    state.checkpoints,
+    before.checkpoints,
+    (record) => record.session,
+    (old, record) =>
+      old.session !== record.session ||
+      old.checkpoint.role !== record.checkpoint.role ||
+      old.checkpoint.parentSession !== record.checkpoint.parentSession ||
+      old.checkpoint.pid !== record.checkpoint.pid,
+    (p, record) => (p.checkpoint = record),
+  );
+  if (!checkpointsInPlace) return null;
   // Incidents and probes reach rows through a count per session and a probe per pid.
   if (state.incidents !== before.incidents) {
     const was = incidentIndex(before.incidents).bySession;
     const is = incidentIndex(state.incidents).bySession;
-    for (const [session, p] of joined.parts) {
-      if ((was.get(session) ?? 0) !== (is.get(session) ?? 0)) changed.set(session, changed.get(session) ?? { ...p });
-    }
+    for (const session of joined.parts.keys()) if ((was.get(session) ?? 0) !== (is.get(session) ?? 0)) partOf(session);
   }
   if (state.probes !== before.probes) {
     for (const [session, p] of joined.parts) {
       const pid = (changed.get(session) ?? p).checkpoint?.checkpoint.pid;
-      if (pid && state.probes.get(pid) !== before.probes.get(pid)) changed.set(session, changed.get(session) ?? { ...p });
+      if (pid && state.probes.get(pid) !== before.probes.get(pid)) partOf(session);
     }
   }
   // Rows whose state can have moved since they were built are built again too (none can while

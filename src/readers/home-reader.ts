@@ -16,12 +16,14 @@ import { probeProcess, type ProcessProbeResult } from './process-probe.js';
 import type { SmallFileRead } from './json-file.js';
 import type { ReadCounter } from './read-counter.js';
 import { SMALL_FILE_READERS, type SmallFileKind } from './small-file-kinds.js';
+import { relativeInside } from './rel-path.js';
 import { readInWorker, type ReadJob, type ReadJobInput, type ReadJobResult } from './read-pool.js';
 import { SessionCache } from './session-cache.js';
 import { SessionFileReader, type CachedSessionFile } from './session-file.js';
 import { parseSessionPath } from './session-path.js';
 import { readHomeSettings } from './settings-file.js';
 import { StateLogReader } from './state-log.js';
+import { TimeSlices } from './time-slices.js';
 import { createWatchBackend, type FileStamp, type WatchBackend, type WatchFactory } from './watch-backend.js';
 
 export interface HomeReaderOptions {
@@ -86,8 +88,6 @@ export interface HomeReaderOptions {
   deepScanRate?: number;
 }
 
-/** Work done before the initial load yields to the event loop (a key press waits at most this long). */
-const SLICE_MS = 8;
 /** Progress events (and so renders) during the initial load: at most one per this long. */
 const PROGRESS_MS = 250;
 /** The share of a big cold start's session files (the oldest) a worker thread reads. */
@@ -187,7 +187,8 @@ export class HomeReader {
   /** How long the last full walk took (ms), for the adaptive sweep interval. */
   private walkMs = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
-  private sliceStart = 0;
+  /** The start's and the drain's slices of synchronous work. */
+  private readonly slices = new TimeSlices();
   /** Re-checks done (every RECHECK_SLOW_EVERY-th covers every recent file). */
   private recheckTick = 0;
   private lastProgressAt = -Infinity;
@@ -225,7 +226,7 @@ export class HomeReader {
 
   /** Reads the whole home once; resolves when every known file has been read. */
   async start(): Promise<void> {
-    this.sliceStart = performance.now();
+    this.slices.restart();
     await this.loadSettings();
     // Watch each directory just before the walk lists it (A5): whatever appears or changes after
     // that is hinted, so no second walk is needed to close a gap.
@@ -242,20 +243,19 @@ export class HomeReader {
       this.push({ type: 'warnings', file: this.home, warnings: [{ file: this.home, line: null, message: `waiting for ${this.home} (it does not exist yet)`, severity: 'warning' }] });
     }
     const sessions = listed.files.filter((f) => f.kind === 'session').sort((a, b) => b.mtimeMs - a.mtimeMs);
-    const primeAll = () => {
-      for (const f of sessions) {
+    const prime = (list: readonly FoundFile[]) => {
+      for (const f of list) {
         const reader = this.sessionReader(f.file);
         if (reader) this.push({ type: 'session-file', facts: reader.prime(f.size, f.mtimeMs) });
       }
     };
     for (const f of sessions) this.known.set(f.file, { kind: 'session', size: -1, mtimeMs: -1, ino: f.ino });
-    primeAll();
+    prime(sessions);
     this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
     this.opts.onStage('listed');
     this.flush();
     // The frame is drawn before the cache is loaded (one synchronous block of ~0.15 s on a big home).
-    await new Promise<void>((r) => setImmediate(r));
-    this.sliceStart = performance.now();
+    await this.slices.pause();
     if (this.opts.cacheDir) {
       // A small file's record is written without its file and home (the key says them).
       const compact = (e: CachedSessionFile | CachedSmallFile) => {
@@ -264,13 +264,15 @@ export class HomeReader {
         return { ...e, record };
       };
       this.cache = await SessionCache.open<CachedSessionFile | CachedSmallFile>(this.opts.cacheDir, this.home, CACHE_WRITER, compact);
-      if (this.cache.size > 0) {
-        for (const f of sessions) {
-          const entry = this.cache.get(f.file);
-          if (entry && !('k' in entry)) this.sessions.get(f.file)?.offerCache(entry);
-        }
-        primeAll();
-      }
+      // The sessions the cache knows are shown again, as it remembers them.
+      const remembered = sessions.filter((f) => {
+        const entry = this.cache?.get(f.file);
+        const reader = this.sessions.get(f.file);
+        if (!entry || 'k' in entry || !reader) return false;
+        reader.offerCache(entry);
+        return true;
+      });
+      prime(remembered);
     }
     const more = async (roots: readonly WalkRoot[]) => {
       const t0 = performance.now();
@@ -305,7 +307,13 @@ export class HomeReader {
     // thread reads the oldest share of the session files, then the incidents, lane statuses and
     // receipts, while this thread reads the newest session files (the ones that matter first).
     const small = SMALL_KINDS.flatMap((kind) => byKind(kind).map((f) => ({ kind, f })));
-    const toRead = small.filter(({ kind, f }) => !this.cacheHit(f.file, kind, f));
+    // Answered without a read here: cache hits now, the worker's reads later.
+    const answered = new Map<string, SmallFileRead<unknown>>();
+    const toRead = small.filter(({ kind, f }) => {
+      const hit = this.cacheHit(f.file, kind, f);
+      if (hit) answered.set(f.file, hit);
+      return !hit;
+    });
     await this.breathe();
     const uncached = sessions.filter((f) => this.cache?.get(f.file) === undefined);
     const useWorker = toRead.length + uncached.length >= this.opts.workerMinFiles;
@@ -349,20 +357,17 @@ export class HomeReader {
     });
     await readSessions(workerSessions);
     if (this.stopped) return;
-    const byFile = new Map<string, SmallFileRead<unknown>>();
-    toRead.forEach(({ f }, i) => {
+    toRead.forEach(({ kind, f }, i) => {
       const r = results[workerSessions.length + i];
-      if (r && !('entry' in r)) byFile.set(f.file, r);
+      if (!r || 'entry' in r) return;
+      this.cacheStore(f.file, kind, f, r);
+      answered.set(f.file, r);
     });
     for (const { kind, f } of small) {
       if (this.stopped) return;
-      const r = byFile.get(f.file);
-      if (r) {
-        this.cacheStore(f.file, kind, f, r);
-        this.applySmall(f.file, kind, r, f);
-      } else {
-        await this.readOne(f.file, kind, f);
-      }
+      const r = answered.get(f.file);
+      if (r) this.applySmall(f.file, kind, r, f);
+      else await this.readOne(f.file, kind, f);
       await this.breathe();
     }
     for (const kind of ['journal', 'ack'] as const) {
@@ -394,11 +399,9 @@ export class HomeReader {
     }
   }
 
-  /** Yields to the event loop once SLICE_MS of work has been done since the last yield. */
-  private async breathe(): Promise<void> {
-    if (performance.now() - this.sliceStart < SLICE_MS) return;
-    await new Promise<void>((r) => setImmediate(r));
-    this.sliceStart = performance.now();
+  /** Yields to the event loop once a slice of work has been done since the last yield. */
+  private breathe(): Promise<void> {
+    return this.slices.breathe();
   }
 
   /** The next full sweep, far enough away that sweeping costs under 1/SWEEP_COST of a core. */
@@ -679,8 +682,7 @@ export class HomeReader {
   /** A hint for a path that is no artifact: a directory appearing or going away means a sweep. */
   private async maybeDirectory(p: string): Promise<void> {
     if (isTempName(path.basename(p))) return;
-    const rel = path.relative(this.home, p);
-    if (rel.startsWith('..') || path.isAbsolute(rel)) return;
+    if (relativeInside(this.home, p) === null) return;
     if (this.backend?.has(p)) return this.kickReconcile(); // a watched directory changed or went
     const st = await fsp.lstat(p).catch(() => null);
     if (st?.isDirectory()) this.kickReconcile();

@@ -6,6 +6,7 @@ import fs, { promises as fsp, type Stats } from 'node:fs';
 import path from 'node:path';
 import { homePaths } from '../contract/paths.js';
 import { relativeInside } from './rel-path.js';
+import { TimeSlices } from './time-slices.js';
 
 /** The artifacts a home file can be. */
 export type ArtifactKind = 'session' | 'checkpoint' | 'incident' | 'lane-status' | 'receipt' | 'settings' | 'journal' | 'ack';
@@ -81,8 +82,6 @@ export const LIVE_ROOTS: readonly WalkRoot[] = ['loop-dash'];
 export const LATER_ROOTS: readonly WalkRoot[] = WALK_ROOTS.filter((r) => !LIST_ROOTS.includes(r) && !LIVE_ROOTS.includes(r));
 /** Watched but not walked: where a missing walk root will appear. */
 const WATCH_ONLY = ['tmp'];
-/** The walk yields to the event loop after this much work (it lists and stats synchronously). */
-const SLICE_MS = 8;
 
 /**
  * Lists and stats every artifact file. Symlinked directories are not followed (no loops); a
@@ -133,12 +132,7 @@ async function walkRoots(
   // (a round through the thread pool); time slices keep the event loop free.
   // The time is checked every file, but the walk awaits only when a slice is over: an `await` per
   // file cost a microtask each (13 000 on a big home).
-  let sliceStart = performance.now();
-  const sliceOver = () => performance.now() - sliceStart >= SLICE_MS;
-  const breathe = async (): Promise<void> => {
-    await new Promise<void>((r) => setImmediate(r));
-    sliceStart = performance.now();
-  };
+  const slices = new TimeSlices();
   const sep = path.sep;
   const walkDir = async (dir: string, depth: number): Promise<void> => {
     // Watched before it is listed: a file created after the listing is then always reported.
@@ -164,7 +158,7 @@ async function walkRoots(
         if (!kind) continue;
         const st = statSyncOrNull(full);
         if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
-        if (sliceOver()) await breathe();
+        if (slices.due()) await slices.pause();
       } else if (e.isSymbolicLink()) {
         // Not followed: a symlink loop must not make the walk endless.
         const target = await fsp.stat(full).catch(() => null);
@@ -175,7 +169,7 @@ async function walkRoots(
         } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
       }
     }
-    if (sliceOver()) await breathe();
+    if (slices.due()) await slices.pause();
     for (const sub of subdirs) await walkDir(sub, depth + 1);
   };
   for (const r of roots) await walkDir(path.join(home, r), 0);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { IncidentRecord } from '../model/types.js';
 import { classifyIncident, incidentPathFacts } from './incident-classes.js';
 import { fileWarning, readJsonObjectFile, type SmallFileRead } from './json-file.js';
+import { relativeInside } from './rel-path.js';
 import { epochMsFrom, epochMsFromStamp } from './time-value.js';
 import { validateLenient } from './validate.js';
 
@@ -38,8 +39,8 @@ export async function readIncidentFile(home: string, file: string): Promise<Smal
   const out = [...read.warnings, ...warnings];
   if (data === null) return { ...read, warnings: out };
 
-  const rel = path.relative(path.join(home, 'incidents'), file).split(path.sep).join('/');
-  const facts = incidentPathFacts(rel.startsWith('..') ? path.basename(file) : rel);
+  const rel = relativeInside(path.join(home, 'incidents'), file);
+  const facts = incidentPathFacts(rel === null ? path.basename(file) : rel.split(path.sep).join('/'));
   const cls = data.class ?? facts.cls ?? 'unknown';
   const info = classifyIncident(cls, {
     kind: data.kind ?? facts.kind,

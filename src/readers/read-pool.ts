@@ -50,27 +50,22 @@ function workerFile(): string {
 }
 
 export function readInWorker(input: ReadJobInput): ReadJob {
+  let worker: Worker;
+  try {
+    // No timing file in the worker: its marks would interleave with the dashboard's.
+    worker = new Worker(workerFile(), { workerData: input, env: { ...process.env, LOOP_DASH_TIMING: '' } });
+  } catch {
+    return { result: Promise.resolve(null), stop: () => undefined };
+  }
   const results: ReadJobResult[] = [];
-  let worker: Worker | null = null;
+  const complete = () => (results.length === input.items.length ? results : null);
   const result = new Promise<ReadJobResult[] | null>((resolve) => {
-    try {
-      // No timing file in the worker: its marks would interleave with the dashboard's.
-      worker = new Worker(workerFile(), { workerData: input, env: { ...process.env, LOOP_DASH_TIMING: '' } });
-    } catch {
-      resolve(null);
-      return;
-    }
     worker.on('message', (batch: ReadJobResult[] | null) => {
-      if (batch === null) resolve(results.length === input.items.length ? results : null);
+      if (batch === null) resolve(complete());
       else results.push(...batch);
     });
     worker.on('error', () => resolve(null));
-    worker.on('exit', () => resolve(results.length === input.items.length ? results : null));
+    worker.on('exit', () => resolve(complete()));
   });
-  return {
-    result,
-    stop: () => {
-      void (worker as Worker | null)?.terminate();
-    },
-  };
+  return { result, stop: () => void worker.terminate() };
 }

@@ -19,6 +19,7 @@ import { promises as fsp, readFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import os from 'node:os';
 import path from 'node:path';
+import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
 export const SESSION_CACHE_FORMAT = 5;
@@ -163,7 +164,7 @@ export class SessionCache<T> {
     const all = [...this.entries];
     for (let i = 0; i < all.length; i += SLICE_ENTRIES) {
       add(all.slice(i, i + SLICE_ENTRIES).map(([k, e]) => [k, this.compact(e)]));
-      await new Promise<void>((r) => setImmediate(r));
+      await nextTurn();
     }
     await fsp.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;

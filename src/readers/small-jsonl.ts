@@ -8,6 +8,7 @@ import type { Warning } from '../model/types.js';
 import { errorCode, fileWarning } from './json-file.js';
 import { parseJsonText } from './json-text.js';
 import { READ_FLAGS } from './read-counter.js';
+import { nextTurn } from './time-slices.js';
 
 /** Longest line we parse; a longer one is skipped with a warning. */
 export const JSONL_MAX_LINE_BYTES = 1024 * 1024;
@@ -99,7 +100,7 @@ export class JsonlFollower {
         sinceYield += bytesRead;
         if (sinceYield >= YIELD_BYTES) {
           sinceYield = 0;
-          await new Promise<void>((r) => setImmediate(r));
+          await nextTurn();
         }
       }
       return { lines, reset, missing: false, warnings };

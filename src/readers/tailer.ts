@@ -331,7 +331,7 @@ export async function scanBackward(file: string, opts: ScanBackwardOptions): Pro
   // Nothing to search (a start's scan budget of 0 bytes, or every needle already found): the
   // file is not opened at all — an open and close through the thread pool cost ~0.1 ms each and
   // left the event loop idle while a start read a thousand tails.
-  if (pos <= floor || remaining.size === 0) return { found, bytesScanned: 0, resumeAt: pos === to ? to : resumeAt };
+  if (pos <= floor || remaining.size === 0) return { found, bytesScanned: 0, resumeAt: from };
   let handle: FileHandle;
   try {
     handle = await open(file, 'r');

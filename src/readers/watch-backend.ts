@@ -14,6 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { nextTurn } from './time-slices.js';
 
 /** Where a backend sends its hints. */
 export interface WatchSink {
@@ -175,7 +176,7 @@ class PollingBackend implements WatchBackend {
   private async sweep(): Promise<void> {
     let n = 0;
     const breathe = async () => {
-      if (++n % this.sliceSize === 0) await new Promise<void>((r) => setImmediate(r));
+      if (++n % this.sliceSize === 0) await nextTurn();
     };
     for (const [dir, seen] of [...this.watched]) {
       if (this.closed) return;
