@@ -13,7 +13,7 @@ import { isReceiptStale, readReceipt } from '../src/readers/receipt-file.js';
 import { readHomeSettings } from '../src/readers/settings-file.js';
 import { JournalReader, readAck, readJournal } from '../src/readers/journal.js';
 import { readIncidentFile } from '../src/readers/incident-file.js';
-import { defaultCacheDir } from '../src/readers/session-cache.js';
+import { defaultCacheDir, SessionCache, sessionCacheFile } from '../src/readers/session-cache.js';
 
 const dirs: string[] = [];
 function tmpHome(): string {
@@ -482,4 +482,29 @@ test('the session cache directory: LOOP_DASH_CACHE_DIR (absolute), else $XDG_CAC
   assert.equal(defaultCacheDir({ LOOP_DASH_CACHE_DIR: 'relative', XDG_CACHE_HOME: '/x' }), '/x/loop-dash');
   assert.equal(defaultCacheDir({ XDG_CACHE_HOME: '/x' }), '/x/loop-dash');
   assert.equal(defaultCacheDir({}), path.join(os.homedir(), '.cache', 'loop-dash'));
+});
+
+test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slices); a cut-short, foreign or other-home file loads empty', async () => {
+  const dir = tmpHome();
+  const home = path.join(tmpHome(), 'home');
+  const compact = (e: { n: number; text: string }) => ({ n: e.n, text: e.text });
+  const cache = await SessionCache.open<{ n: number; text: string }>(dir, home, 'writer-1', compact);
+  assert.equal(cache.size, 0);
+  for (let i = 0; i < 2_000; i++) cache.set(path.join(home, 'sessions', `--r${i % 7}--`, `s${i}.jsonl`), { n: i, text: 'é'.repeat(i % 50) });
+  await cache.save();
+  const file = sessionCacheFile(dir, home);
+  const again = await SessionCache.open<{ n: number; text: string }>(dir, home, 'writer-1', compact);
+  assert.equal(again.size, 2_000);
+  for (const i of [0, 399, 400, 1_234, 1_999]) assert.deepEqual(again.get(path.join(home, 'sessions', `--r${i % 7}--`, `s${i}.jsonl`)), { n: i, text: 'é'.repeat(i % 50) });
+  assert.deepEqual(fs.readdirSync(dir), [path.basename(file)], 'no temporary file is left behind');
+  // Another writer or another home: not ours.
+  assert.equal((await SessionCache.open(dir, home, 'writer-2')).size, 0);
+  fs.copyFileSync(file, sessionCacheFile(dir, path.join(home, 'other')));
+  assert.equal((await SessionCache.open(dir, path.join(home, 'other'), 'writer-1')).size, 0);
+  // Cut short inside a slice: empty, never half a cache.
+  const whole = fs.readFileSync(file);
+  fs.writeFileSync(file, whole.subarray(0, Math.floor(whole.length * 0.6)));
+  assert.equal((await SessionCache.open(dir, home, 'writer-1')).size, 0);
+  fs.writeFileSync(file, Buffer.from('not a cache at all'));
+  assert.equal((await SessionCache.open(dir, home, 'writer-1')).size, 0);
 });

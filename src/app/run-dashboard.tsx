@@ -21,6 +21,7 @@ import type { LiveStore } from './live-store.js';
 import type { RemoteFeeds } from '../remote/remote-feeds.js';
 import { refusalReason } from '../views/owner-actions.js';
 import { timing } from './timing.js';
+import { settleHeapGrowth } from './heap.js';
 
 export interface DashboardOptions {
   store: LiveStore;
@@ -189,6 +190,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   // The first frame comes before the home is read: rows appear as they are found. It waits (a
   // little) for the session list of a directory walk, so it shows rows rather than "no sessions".
   const started = opts.store.start().catch((err) => console.error('home reader failed', err));
+  void started.then(() => opts.store.background()).then(settleHeapGrowth);
   await sessionListOrTimeout(opts.store, opts.homes.length, FIRST_FRAME_WAIT_MS);
   const audit = backgroundAudit(opts.homes, started, clock, () => opts.store.getState().version);
   if (timing.enabled) void started.then(() => opts.store.background()).then(() => timing.mark('background'));

@@ -9,6 +9,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import type { ReaderEvent } from '../model/types.js';
 
 /** What the last render drew: the model version, keys handled, how many roots it listed, and whether every home had been read. */
@@ -74,6 +75,17 @@ function fileTiming(file: string): Timing {
       if (t - expected > lagMs) put({ ev: 'lag', ms: Math.round(t - expected) });
       expected = t + 5;
     }, 5).unref();
+  }
+  // With LOOP_DASH_TIMING_MEM=<ms>: a mark with the process's memory (RSS, V8 heap, external and
+  // array buffers) every that many ms, to tell heap growth from buffers and native memory.
+  const memMs = Number(process.env.LOOP_DASH_TIMING_MEM ?? 0);
+  if (memMs > 0) {
+    setInterval(() => {
+      const m = process.memoryUsage();
+      const mb = (n: number) => Math.round(n / 1e5) / 10;
+      const spaces = Object.fromEntries(getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ''), mb(sp.space_used_size)]));
+      put({ ev: 'mem', rss: mb(m.rss), heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), spaces });
+    }, memMs).unref();
   }
   return {
     enabled: true,

@@ -12,10 +12,11 @@
  *
  * Stored with the V8 serializer (deserialising is ~2.5× faster than JSON.parse for thousands of
  * small records), in slices of a few hundred entries, so writing it never holds the event loop
- * for long: [magic][u32 length, V8 header][u32 length, V8 slice]…
+ * for long: [magic][u32 length, V8 header][u32 length, V8 slice]… Slices are written and read one
+ * at a time, so the whole cache is never in one buffer.
  */
 import { createHash } from 'node:crypto';
-import { promises as fsp, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, promises as fsp, readSync } from 'node:fs';
 import v8 from 'node:v8';
 import os from 'node:os';
 import path from 'node:path';
@@ -73,23 +74,40 @@ export class SessionCache<T> {
    */
   static async open<T>(dir: string, home: string, writer: string, compact: (entry: T) => T = (e) => e): Promise<SessionCache<T>> {
     const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact);
+    let fd: number | null = null;
     try {
-      const buf = readFileSync(cache.file);
-      if (!buf.subarray(0, MAGIC.length).equals(MAGIC)) return cache;
-      let at = MAGIC.length;
+      // Read slice by slice into one buffer that grows to the largest slice (~0.5 MB), never the
+      // whole file at once: a big home's cache is ~8 MB, and a buffer that size freed again leaves
+      // the process's resident memory that much higher for good (the allocator keeps it).
+      fd = openSync(cache.file, 'r');
+      const size = fstatSync(fd).size;
+      let scratch = Buffer.allocUnsafe(64 * 1024);
+      let at = 0;
+      const readExactly = (length: number): Buffer => {
+        if (length > scratch.length) scratch = Buffer.allocUnsafe(length);
+        let got = 0;
+        while (got < length) {
+          const n = readSync(fd!, scratch, got, length - got, at + got);
+          if (n === 0) throw new Error('cut short');
+          got += n;
+        }
+        at += length;
+        return scratch.subarray(0, length);
+      };
+      if (!readExactly(MAGIC.length).equals(MAGIC)) return cache;
       const next = (): unknown => {
-        const length = buf.readUInt32LE(at);
-        const value: unknown = v8.deserialize(buf.subarray(at + 4, at + 4 + length));
-        at += 4 + length;
-        return value;
+        const length = readExactly(4).readUInt32LE(0);
+        return v8.deserialize(readExactly(length));
       };
       const header = next() as Partial<CacheHeader>;
       if (header.format !== SESSION_CACHE_FORMAT || header.writer !== writer || header.node !== process.version || header.home !== cache.home) return cache;
       const entries = new Map<string, T>();
-      while (at < buf.length) for (const [k, v] of next() as [string, T][]) entries.set(k, v);
+      while (at < size) for (const [k, v] of next() as [string, T][]) entries.set(k, v);
       cache.entries = entries;
     } catch {
       /* no cache yet, or not ours, or cut short: start empty */
+    } finally {
+      if (fd !== null) closeSync(fd);
     }
     return cache;
   }
@@ -153,27 +171,36 @@ export class SessionCache<T> {
 
   private async write(): Promise<void> {
     const header: CacheHeader = { format: SESSION_CACHE_FORMAT, writer: this.writer, node: process.version, home: this.home };
-    const parts: Buffer[] = [MAGIC];
-    const add = (value: unknown) => {
-      const bytes = v8.serialize(value);
-      const length = Buffer.alloc(4);
-      length.writeUInt32LE(bytes.length);
-      parts.push(length, bytes);
-    };
-    add(header);
     const all = [...this.entries];
-    for (let i = 0; i < all.length; i += SLICE_ENTRIES) {
-      add(all.slice(i, i + SLICE_ENTRIES).map(([k, e]) => [k, this.compact(e)]));
-      await nextTurn();
-    }
     await fsp.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
+    // Each slice is written as soon as it is serialized: the whole cache is never one buffer (see open).
+    const out = await fsp.open(tmp, 'w', 0o600);
     try {
-      await fsp.writeFile(tmp, Buffer.concat(parts), { mode: 0o600 });
+      await writeAll(out, MAGIC);
+      const put = async (value: unknown) => {
+        const bytes = v8.serialize(value);
+        const length = Buffer.alloc(4);
+        length.writeUInt32LE(bytes.length);
+        await writeAll(out, length);
+        await writeAll(out, bytes);
+      };
+      await put(header);
+      for (let i = 0; i < all.length; i += SLICE_ENTRIES) {
+        await put(all.slice(i, i + SLICE_ENTRIES).map(([k, e]) => [k, this.compact(e)]));
+        await nextTurn();
+      }
+      await out.close();
       await fsp.rename(tmp, this.file);
     } catch (err) {
+      await out.close().catch(() => undefined);
       await fsp.rm(tmp, { force: true }).catch(() => undefined);
       throw err;
     }
   }
+}
+
+/** Writes all of `buf` at the file's current position (a write may take only part of it). */
+async function writeAll(out: fsp.FileHandle, buf: Buffer): Promise<void> {
+  for (let done = 0; done < buf.length; ) done += (await out.write(buf, done, buf.length - done)).bytesWritten;
 }

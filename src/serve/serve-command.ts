@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import { createLiveStore, type LiveStore, type LiveStoreOptions } from '../app/live-store.js';
+import { settleHeapGrowth } from '../app/heap.js';
 import { buildSnapshot, createSnapshotCache } from '../model/snapshot.js';
 import { statusJson } from '../model/status-json.js';
 import { createExporter, DEFAULT_GRACE_MS, type Exporter } from './metrics.js';
@@ -91,6 +92,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const ready = store.start().then(
     () => {
       readSeconds = (clock() - t0) / 1000;
+      void store.background().then(settleHeapGrowth);
     },
     (err: unknown) => {
       readError = err instanceof Error ? err.message : String(err);
