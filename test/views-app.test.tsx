@@ -2,6 +2,10 @@ import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanup, render } from 'ink-testing-library';
 import { App } from '../src/views/App.js';
+import { drawFirstFrame } from '../src/views/first-frame.js';
+import { TerminalFrame } from '../src/views/terminal-frame.js';
+import type { Line } from '../src/views/line.js';
+import { createSnapshotCache } from '../src/model/snapshot.js';
 import { KEYMAP } from '../src/views/keymap.js';
 import { NO_CONSUMER_TEXT } from '../src/views/owner-actions.js';
 import { initialModelState } from '../src/model/reducer.js';
@@ -310,3 +314,29 @@ test('strings from files are sanitised before rendering', async () => {
   assert.ok(!raw.includes('\r'), 'no carriage return');
   assert.ok(stripAnsi(raw).includes('evilredname'));
 });
+
+test('the first frame drawn before Ink loads is the frame the dashboard then renders: its first render rewrites no line', async () => {
+  const store = testStore(fixtureState([]));
+  const drawn: string[][] = [];
+  const sink = { draw: (lines: readonly Line[]) => void drawn.push(lines.map((l) => l.map((s) => s.text).join(''))), done: () => undefined };
+  const cache = createSnapshotCache();
+  drawFirstFrame({ model: store.getState(), now: NOW, host: HOST, cache, feeds: [], audits: null, readOnly: false, noColor: true, rows: 40, columns: 100 }, sink);
+  assert.equal(drawn.length, 1);
+  assert.ok(drawn[0]!.some((l) => l.includes('api-root')), 'the first frame lists the sessions');
+  render(<App store={store} clock={clock} tick={false} host={HOST} readOnly={false} actions={recordingPort()} rows={40} columns={100} noColor frame={sink} snapshotCache={cache} />);
+  await waitFor(() => drawn.length >= 2, 2000, () => `${drawn.length} frames`);
+  assert.deepEqual(drawn[1], drawn[0], "App's first frame is line for line the one drawn before it");
+  // Through the real writer: the second frame writes nothing.
+  const out: string[] = [];
+  const terminal = new TerminalFrame({ isTTY: true, write: (s: string) => out.push(s) });
+  terminal.draw(sinkLines(store, cache), 100, true);
+  const before = out.length;
+  terminal.draw(sinkLines(store, cache), 100, true);
+  assert.equal(out.length, before, 'an unchanged frame writes nothing');
+});
+
+function sinkLines(store: ReturnType<typeof testStore>, cache: ReturnType<typeof createSnapshotCache>): Line[] {
+  let lines: Line[] = [];
+  drawFirstFrame({ model: store.getState(), now: NOW, host: HOST, cache, feeds: [], audits: null, readOnly: false, noColor: true, rows: 40, columns: 100 }, { draw: (l) => void (lines = [...l]), done: () => undefined });
+  return lines;
+}

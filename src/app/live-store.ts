@@ -11,7 +11,8 @@ export interface LiveStore {
   getState(): ModelState;
   subscribe(listener: () => void): () => void;
   /** Starts every home reader; resolves when each home has been read once. */
-  start(): Promise<void>;
+  /** Reads every home once (see HomeReader.start for `afterList`), then follows them. */
+  start(opts?: { afterList?: Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
   /** Events folded in so far (for diagnostics and benchmarks). */
   readonly eventsSeen: number;
@@ -40,8 +41,8 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    async start() {
-      await Promise.all(readers.map((r) => r.start()));
+    async start(startOpts) {
+      await Promise.all(readers.map((r) => r.start(startOpts)));
       if (timing.enabled) timing.ready(state.version);
     },
     async stop() {

@@ -10,11 +10,12 @@ import { performance } from 'node:perf_hooks';
 import { format } from 'node:util';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { render } from 'ink';
 import { cleanStaleControlTemps, requestAction, targetFromCheckpoint } from '../control/index.js';
 import { loadAudit } from '../cli/audit-command.js';
 import type { AuditResult } from '../model/audit.js';
-import { App, type ActionPort, type AuditSource } from '../views/App.js';
+import type { ActionPort, AuditSource } from '../views/App.js';
+import { drawFirstFrame, envNoColor } from '../views/first-frame.js';
+import { createSnapshotCache } from '../model/snapshot.js';
 import { TerminalFrame, type FrameSink } from '../views/terminal-frame.js';
 import { installFaultHooks } from './fault-hooks.js';
 import type { LiveStore } from './live-store.js';
@@ -189,7 +190,11 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
 
   // The first frame comes before the home is read: rows appear as they are found. It waits (a
   // little) for the session list of a directory walk, so it shows rows rather than "no sessions".
-  const started = opts.store.start().catch((err) => console.error('home reader failed', err));
+  // Once the session list is drawn the readers wait (a moment) for Ink to load, so a key pressed
+  // just after the first frame is not held up behind the cache and the checkpoints.
+  let inkLoaded: () => void = () => undefined;
+  const inkReady = new Promise<void>((resolve) => (inkLoaded = resolve));
+  const started = opts.store.start({ afterList: inkReady }).catch((err) => console.error('home reader failed', err));
   void started.then(() => opts.store.background()).then(settleHeapGrowth);
   await sessionListOrTimeout(opts.store, opts.homes.length, FIRST_FRAME_WAIT_MS);
   const audit = backgroundAudit(opts.homes, started, clock, () => opts.store.getState().version);
@@ -214,37 +219,71 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
         },
         done: () => terminal.done(),
       };
-  const instance = render(<App store={opts.store} clock={clock} host={os.hostname()} readOnly={opts.readOnly} actions={actionPort(clock)} audit={audit} frame={frame} {...(opts.remote ? { remote: opts.remote } : {})} />, {
-    exitOnCtrlC: true,
-    patchConsole: false,
-  });
-
+  const host = os.hostname();
   const removeFaults = installFaultHooks();
   let code = 0;
+  let instance: { unmount(err?: Error): void; waitUntilExit(): Promise<unknown> } | null = null;
+  // A signal before Ink is loaded ends the start there (see below); after, it unmounts Ink.
+  let stopBeforeInk = false;
   const onSignal = (signal: NodeJS.Signals) => {
     code = signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143;
-    instance.unmount();
+    if (instance) instance.unmount();
+    else stopBeforeInk = true;
   };
   const onCrash = (err: unknown) => {
     code = 1;
     console.error('uncaught', err);
-    instance.unmount(err instanceof Error ? err : new Error(String(err)));
+    if (instance) instance.unmount(err instanceof Error ? err : new Error(String(err)));
+    else stopBeforeInk = true;
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const s of signals) process.on(s, onSignal);
   process.on('uncaughtException', onCrash);
   process.on('unhandledRejection', onCrash);
+
+  const stdin = process.stdin;
+  const ownRawMode = stdin.isTTY === true && !stdin.isRaw;
   try {
-    await instance.waitUntilExit();
+    // The first frame before Ink is loaded (first-frame.ts). Raw mode first, so a key typed while
+    // Ink loads is neither echoed over the frame nor lost: it waits for Ink in the terminal.
+    if (ownRawMode) stdin.setRawMode(true);
+    const snapshotCache = createSnapshotCache();
+    drawFirstFrame(
+      {
+        model: opts.store.getState(),
+        now: clock(),
+        host,
+        cache: snapshotCache,
+        feeds: opts.remote?.get() ?? [],
+        audits: audit.get(),
+        readOnly: opts.readOnly,
+        noColor: envNoColor(),
+        rows: process.stdout.rows || 24,
+        columns: process.stdout.columns || 80,
+      },
+      frame,
+    );
+    const [{ render }, { appElement }] = await Promise.all([import('ink'), import('../views/App.js')]);
+    if (!stopBeforeInk) {
+      instance = render(
+        appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, frame, snapshotCache, ...(opts.remote ? { remote: opts.remote } : {}) }),
+        { exitOnCtrlC: true, patchConsole: false },
+      );
+    }
+    inkLoaded();
+    if (instance) await instance.waitUntilExit();
   } catch (err) {
     code = code || 1;
     restoreConsole();
     process.stderr.write(`loop-dash: ${(err as Error).message}\n`);
   } finally {
+    inkLoaded();
     for (const s of signals) process.off(s, onSignal);
     process.off('uncaughtException', onCrash);
     process.off('unhandledRejection', onCrash);
     removeFaults();
+    // Ink hands raw mode back when it unmounts; if it never mounted, it was ours to hand back.
+    if (!instance && ownRawMode && stdin.isTTY) stdin.setRawMode(false);
     terminal.done();
     restoreConsole();
     audit.stop();

@@ -225,7 +225,12 @@ export class HomeReader {
   private readonly fixedSweep: boolean;
 
   /** Reads the whole home once; resolves when every known file has been read. */
-  async start(): Promise<void> {
+  /**
+   * Reads the home once, then follows it. `afterList`: once every session is listed (and drawn),
+   * the rest of the start waits for it — the dashboard loads its renderer then (at most
+   * AFTER_LIST_WAIT_MS).
+   */
+  async start(opts: { afterList?: Promise<unknown> } = {}): Promise<void> {
     this.slices.restart();
     await this.loadSettings();
     // Watch each directory just before the walk lists it (A5): whatever appears or changes after
@@ -256,6 +261,7 @@ export class HomeReader {
     this.flush();
     // The frame is drawn before the cache is loaded (one synchronous block of ~0.15 s on a big home).
     await this.slices.pause();
+    if (opts.afterList) await waitAtMost(opts.afterList, AFTER_LIST_WAIT_MS);
     if (this.opts.cacheDir) {
       // A small file's record is written without its file and home (the key says them).
       const compact = (e: CachedSessionFile | CachedSmallFile) => {
@@ -1074,4 +1080,19 @@ export async function loadHomeOnce(home: string, opts: { now?: () => number; hos
   await reader.start();
   await reader.stop();
   return events;
+}
+
+/** How long a start waits for its `afterList` promise at most. */
+const AFTER_LIST_WAIT_MS = 1_000;
+
+/** Resolves when `p` settles or after `ms`, whichever is first. */
+function waitAtMost(p: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    p.then(done, done);
+  });
 }

@@ -8,11 +8,12 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, u
 import type { ControlAction } from '../contract/control.js';
 import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
-import { buildSnapshot, createSnapshotCache, type SessionView } from '../model/snapshot.js';
+import { buildSnapshot, createSnapshotCache, type SessionView, type SnapshotCache } from '../model/snapshot.js';
 import { mergeRemote } from '../remote/merge-remote.js';
 import type { RemoteFeedState } from '../remote/remote-feeds.js';
 import { observationsOf } from './activity.js';
 import { ErrorBoundary } from './error-boundary.js';
+import { envNoColor } from './first-frame.js';
 import { readKeypresses } from './keymap.js';
 import { timing } from '../app/timing.js';
 import { ScreenView } from './line-view.js';
@@ -55,6 +56,8 @@ export interface AppProps {
    * dashboard, see terminal-frame.ts). Without it the frame is Ink output (tests read it there).
    */
   frame?: FrameSink;
+  /** The snapshot cache to go on with (the one the first frame was drawn from, see first-frame.ts). */
+  snapshotCache?: SnapshotCache;
 }
 
 /** Where the dashboard gets the `--remote` feeds from. */
@@ -74,7 +77,6 @@ export interface AuditSource {
 
 const NO_AUDIT: AuditSource = { get: () => null, subscribe: () => () => undefined };
 
-const envNoColor = () => typeof process.env.NO_COLOR === 'string' && process.env.NO_COLOR !== '';
 
 /** The terminal's size, re-read on every resize. */
 function useTerminalSize(rows?: number, columns?: number): { rows: number; columns: number } {
@@ -100,7 +102,7 @@ export function App(props: AppProps) {
   );
 }
 
-function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, frame }: AppProps) {
+function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, frame, snapshotCache: givenCache }: AppProps) {
   const renderStart = timing.enabled ? performance.now() : 0;
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
@@ -116,7 +118,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   const now = useClock({ clock, tick, wakeAt: wake });
   const size = useTerminalSize(rows, columns);
   const [view, dispatch] = useReducer(viewReducer, undefined, initialViewState);
-  const [snapshotCache] = useState(createSnapshotCache);
+  const [snapshotCache] = useState(() => givenCache ?? createSnapshotCache());
 
   // Memoised on (model version, now): a tick or a reader batch rebuilds it, a key press does not.
   // The tick snaps to the second; data that arrived since is newer than that instant, so a reader
@@ -199,4 +201,9 @@ function DirectScreen({ sink, lines, width, noColor }: { sink: FrameSink; lines:
     );
   });
   return null;
+}
+
+/** The dashboard as an element, for a caller that loads this module (and React) only when needed. */
+export function appElement(props: AppProps) {
+  return <App {...props} />;
 }
