@@ -204,3 +204,30 @@ test('a probe that sees the same as the last one sends nothing (an idle dashboar
   const gone = await waitFor(() => probes.find((p) => p.status === 'gone'), 'the gone probe', 5_000);
   assert.ok(gone.at >= quietFrom);
 });
+
+test('after the list a start waits for its afterList promise (the dashboard loading Ink), then goes on; a promise that never settles holds it at most 1 s', async (t) => {
+  const { manifest } = await demoHome(t);
+  const batches: ReaderEvent[][] = [];
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const reader = new HomeReader({ home: manifest.home, emit: (events) => batches.push(events), watch: false, now: () => NOW, host: 'test-host', cacheDir: null });
+  let done = false;
+  const started = reader.start({ afterList: gate }).then(() => (done = true));
+  await waitFor(() => batches.length >= 1, () => `the list (${batches.length} batches)`);
+  // Several turns of the event loop: nothing beyond the list while the gate is shut.
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(batches.length, 1, 'only the list before the gate opens');
+  assert.equal(done, false);
+  release();
+  await started;
+  assert.ok(batches.some((b) => b.some((e) => e.type === 'checkpoint')), 'the checkpoints after it');
+  await reader.stop();
+
+  // A gate that never opens: the start still completes, after the 1 s bound.
+  const again = new HomeReader({ home: manifest.home, emit: () => undefined, watch: false, now: () => NOW, host: 'test-host', cacheDir: null });
+  const t0 = performance.now();
+  await again.start({ afterList: new Promise(() => undefined) });
+  const took = performance.now() - t0;
+  assert.ok(took >= 1_000, `waited for the bound (${took.toFixed(0)} ms)`);
+  await again.stop();
+});

@@ -10,8 +10,7 @@ import { timing } from './timing.js';
 export interface LiveStore {
   getState(): ModelState;
   subscribe(listener: () => void): () => void;
-  /** Starts every home reader; resolves when each home has been read once. */
-  /** Reads every home once (see HomeReader.start for `afterList`), then follows them. */
+  /** Starts every home reader; resolves when each home has been read once (`afterList`: see HomeReader.start). */
   start(opts?: { afterList?: Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
   /** Events folded in so far (for diagnostics and benchmarks). */

@@ -224,11 +224,10 @@ export class HomeReader {
   /** `reconcileMs` was given: sweep at that fixed interval (else adaptive). */
   private readonly fixedSweep: boolean;
 
-  /** Reads the whole home once; resolves when every known file has been read. */
   /**
-   * Reads the home once, then follows it. `afterList`: once every session is listed (and drawn),
-   * the rest of the start waits for it — the dashboard loads its renderer then (at most
-   * AFTER_LIST_WAIT_MS).
+   * Reads the whole home once; resolves when every known file has been read. `afterList`: once
+   * every session is listed (and drawn), the rest of the start waits for it — the dashboard loads
+   * Ink then — for at most AFTER_LIST_WAIT_MS.
    */
   async start(opts: { afterList?: Promise<unknown> } = {}): Promise<void> {
     this.slices.restart();
