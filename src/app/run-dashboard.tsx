@@ -195,10 +195,12 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   let inkLoaded: () => void = () => undefined;
   const inkReady = new Promise<void>((resolve) => (inkLoaded = resolve));
   const started = opts.store.start({ afterList: inkReady }).catch((err) => console.error('home reader failed', err));
-  void started.then(() => opts.store.background()).then(settleHeapGrowth);
+  // The start's one-time work done: the heap's growth is limited from then on (heap.ts).
+  const settled = started.then(() => opts.store.background());
+  void settled.then(settleHeapGrowth);
   await sessionListOrTimeout(opts.store, opts.homes.length, FIRST_FRAME_WAIT_MS);
   const audit = backgroundAudit(opts.homes, started, clock, () => opts.store.getState().version);
-  if (timing.enabled) void started.then(() => opts.store.background()).then(() => timing.mark('background'));
+  if (timing.enabled) void settled.then(() => timing.mark('background'));
   opts.remote?.start();
   // Frames go straight to the terminal (only changed lines are rewritten, see terminal-frame.ts);
   // Ink keeps the keyboard, the React tree and raw mode.

@@ -390,17 +390,13 @@ export class HomeReader {
     if (this.opts.watch && !this.stopped) {
       // A backstop sweep at once for the fixed interval (tests rely on it); the watches were set
       // before each directory was listed, so the adaptive sweep waits its time.
-      if (this.fixedSweep) {
-        await this.reconcile();
-        this.every(this.opts.reconcileMs, () => this.reconcile());
-      } else {
-        this.scheduleSweep();
-      }
-      // Probes, re-checks and cache saves share one timer: on this machine every wake-up of an
-      // idle process costs ~1 ms of CPU, a third of what an idle dashboard spends.
+      if (this.fixedSweep) await this.reconcile();
+      else this.scheduleSweep();
+      // Probes, re-checks (or the fixed sweep) and cache saves share one timer: on this machine
+      // every wake-up of an idle process costs ~1 ms of CPU, a third of what an idle dashboard spends.
       this.periodic([
         { everyMs: this.opts.probeMs, run: () => this.probe() },
-        ...(this.fixedSweep ? [] : [{ everyMs: RECHECK_MS, run: () => this.recheckActive() }]),
+        this.fixedSweep ? { everyMs: this.opts.reconcileMs, run: () => this.reconcile() } : { everyMs: RECHECK_MS, run: () => this.recheckActive() },
         ...(this.cache ? [{ everyMs: CACHE_SAVE_MS, run: () => this.saveCache() }] : []),
       ]);
       // Remember what was read, then search the long files' middles in the background.
@@ -589,17 +585,6 @@ export class HomeReader {
         void job.run().finally(() => (st.running = false));
       });
     }, tickMs);
-    t.unref();
-    this.timers.push(t);
-  }
-
-  private every(ms: number, fn: () => Promise<void>): void {
-    let running = false;
-    const t = setInterval(() => {
-      if (running || this.stopped) return;
-      running = true;
-      fn().finally(() => (running = false));
-    }, ms);
     t.unref();
     this.timers.push(t);
   }

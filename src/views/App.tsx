@@ -8,12 +8,11 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, u
 import type { ControlAction } from '../contract/control.js';
 import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
-import { buildSnapshot, createSnapshotCache, type SessionView, type SnapshotCache } from '../model/snapshot.js';
-import { mergeRemote } from '../remote/merge-remote.js';
+import { createSnapshotCache, type SessionView, type SnapshotCache } from '../model/snapshot.js';
 import type { RemoteFeedState } from '../remote/remote-feeds.js';
 import { observationsOf } from './activity.js';
 import { ErrorBoundary } from './error-boundary.js';
-import { envNoColor } from './first-frame.js';
+import { envNoColor, everyHomeRead, frameSnapshot } from './first-frame.js';
 import { readKeypresses } from './keymap.js';
 import { timing } from '../app/timing.js';
 import { ScreenView } from './line-view.js';
@@ -130,7 +129,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   const snapshot = useMemo(() => {
     const t = Math.max(now, clock());
     // Rows whose data did not change are re-timed, not built again (see SnapshotOptions.cache).
-    return mergeRemote(buildSnapshot(model, t, { host, cache: snapshotCache }), feeds, t);
+    return frameSnapshot(model, t, host, snapshotCache, feeds);
   }, [model.version, now, host, feeds]);
   const treeRows = useMemo(() => visibleRows(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
   wake.current = useMemo(() => nextFrameChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);
@@ -143,7 +142,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   });
 
   const keysHandled = useRef(0);
-  if (timing.enabled) timing.rendered({ version: model.version, keys: keysHandled.current, roots: snapshot.roots.length, populated: model.progress.size > 0 && [...model.progress.values()].every((p) => p.done), renderMs: performance.now() - renderStart });
+  if (timing.enabled) timing.rendered({ version: model.version, keys: keysHandled.current, roots: snapshot.roots.length, populated: everyHomeRead(model), renderMs: performance.now() - renderStart });
 
   const onInput = useCallback(
     (input: string, key: Key) => {

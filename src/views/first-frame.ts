@@ -13,7 +13,7 @@
  */
 import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
-import { buildSnapshot, type SnapshotCache } from '../model/snapshot.js';
+import { buildSnapshot, type Snapshot, type SnapshotCache } from '../model/snapshot.js';
 import { mergeRemote } from '../remote/merge-remote.js';
 import type { RemoteFeedState } from '../remote/remote-feeds.js';
 import { timing } from '../app/timing.js';
@@ -38,18 +38,25 @@ export interface FirstFrameInput {
   columns: number;
 }
 
+/** The snapshot a frame shows: the model's rows (re-timed from `cache` where unchanged) and the other machines'. */
+export function frameSnapshot(model: ModelState, now: number, host: string, cache: SnapshotCache, feeds: readonly RemoteFeedState[]): Snapshot {
+  return mergeRemote(buildSnapshot(model, now, { host, cache }), feeds, now);
+}
+
+/** Every home has been read once (the benchmark's "populated"). */
+export function everyHomeRead(model: ModelState): boolean {
+  return model.progress.size > 0 && [...model.progress.values()].every((p) => p.done);
+}
+
 /** Plans the frame the dashboard's first render would show (no key pressed yet) and draws it. */
 export function drawFirstFrame(input: FirstFrameInput, sink: FrameSink): void {
   const t0 = timing.enabled ? performance.now() : 0;
   const view = initialViewState();
   // As App does: the snapshot with the other machines' rows, the rows the view shows, the lines.
-  const snapshot = mergeRemote(buildSnapshot(input.model, input.now, { host: input.host, cache: input.cache }), input.feeds, input.now);
+  const snapshot = frameSnapshot(input.model, input.now, input.host, input.cache, input.feeds);
   const rows = visibleRows(view, snapshot.roots);
   const screen = buildScreen({ snapshot, model: input.model, view, rows, width: input.columns, height: input.rows, readOnly: input.readOnly, noColor: input.noColor, audits: input.audits });
-  if (timing.enabled) {
-    const populated = input.model.progress.size > 0 && [...input.model.progress.values()].every((p) => p.done);
-    timing.rendered({ version: input.model.version, keys: 0, roots: snapshot.roots.length, populated, renderMs: performance.now() - t0 });
-  }
+  if (timing.enabled) timing.rendered({ version: input.model.version, keys: 0, roots: snapshot.roots.length, populated: everyHomeRead(input.model), renderMs: performance.now() - t0 });
   sink.draw(
     screen.lines.map((l) => l.line),
     input.columns,
