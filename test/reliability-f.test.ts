@@ -155,3 +155,23 @@ test('F5: console.log from a background module goes to the log file, never onto 
   d.tty.type('q');
   assert.equal(await d.exited('exit after q'), '0');
 });
+
+test('F6: keys typed before Ink has loaded are drawn at once, and q then quits without waiting for Ink: exit 0, terminal restored', async (t) => {
+  const { base, home: h } = await home();
+  const marks = path.join(base, 'marks.jsonl');
+  // Ink's load made 20 s longer: everything below happens before it.
+  const d = dashboard(base, h, { columns: 120, rows: 30, raw: true, env: { LOOP_DASH_FAULT: 'slow-ink:20000', LOOP_DASH_TIMING: marks } });
+  t.after(() => d.tty.kill());
+  // The first frame lists the sessions by their paths (the readers wait for Ink to go on).
+  await d.tty.waitForText(/\d+ roots/, 'the first frame');
+  d.tty.type('?');
+  await d.tty.waitForText('Owner actions', 'the help overlay, drawn before Ink');
+  d.tty.keys('Escape');
+  await waitFor(() => (d.tty.screen().some((l) => l.includes('Owner actions')) ? null : true), () => `the help closed by Esc (screen:\n${d.tty.screen().join('\n')})`, 5000, 20);
+  d.tty.type('q');
+  assert.equal(await d.exited('exit after q typed before Ink loaded'), '0');
+  assertCooked(d.stty());
+  const events = readFileSync(marks, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { ev: string; k?: number });
+  assert.ok(!events.some((m) => m.ev === 'ink-loaded'), 'Ink was never loaded');
+  assert.equal(Math.max(...events.filter((m) => m.ev === 'frame').map((m) => m.k ?? 0)), 3, 'three keys drawn (?, Esc, q)');
+});

@@ -3,6 +3,7 @@
  * environment variable so the product's code paths stay the real ones:
  *   LOOP_DASH_FAULT=throw:<ms>    an uncaught exception <ms> after the dashboard starts
  *   LOOP_DASH_FAULT=console:<ms>  a background module calling console.log every <ms>
+ *   LOOP_DASH_FAULT=slow-ink:<ms> Ink takes <ms> longer to load (keys typed before it, early-keys.ts)
  * Unset (always, outside tests) it does nothing.
  */
 export function installFaultHooks(env: NodeJS.ProcessEnv = process.env): () => void {
@@ -23,4 +24,11 @@ export function installFaultHooks(env: NodeJS.ProcessEnv = process.env): () => v
     return () => clearInterval(t);
   }
   return () => undefined;
+}
+
+/** How much longer Ink's load takes (`LOOP_DASH_FAULT=slow-ink:<ms>`); 0 outside tests. */
+export function inkDelayMs(env: NodeJS.ProcessEnv = process.env): number {
+  const [kind, msText] = (env.LOOP_DASH_FAULT ?? '').split(':');
+  const ms = Number(msText);
+  return kind === 'slow-ink' && Number.isFinite(ms) && ms > 0 ? ms : 0;
 }

@@ -15,9 +15,10 @@ import { loadAudit } from '../cli/audit-command.js';
 import type { AuditResult } from '../model/audit.js';
 import type { ActionPort, AuditSource } from '../views/App.js';
 import { drawFirstFrame, envNoColor } from '../views/first-frame.js';
+import { readEarlyKeys } from '../views/early-keys.js';
 import { createSnapshotCache } from '../model/snapshot.js';
 import { TerminalFrame, type FrameSink } from '../views/terminal-frame.js';
-import { installFaultHooks } from './fault-hooks.js';
+import { inkDelayMs, installFaultHooks } from './fault-hooks.js';
 import type { LiveStore } from './live-store.js';
 import type { RemoteFeeds } from '../remote/remote-feeds.js';
 import { refusalReason } from '../views/owner-actions.js';
@@ -247,10 +248,11 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   const ownRawMode = stdin.isTTY === true && !stdin.isRaw;
   try {
     // The first frame before Ink is loaded (first-frame.ts). Raw mode first, so a key typed while
-    // Ink loads is neither echoed over the frame nor lost: it waits for Ink in the terminal.
+    // Ink loads is neither echoed over the frame nor lost: the first screen handles it, or leaves
+    // it (and what follows) for Ink (early-keys.ts).
     if (ownRawMode) stdin.setRawMode(true);
     const snapshotCache = createSnapshotCache();
-    drawFirstFrame(
+    const first = drawFirstFrame(
       {
         model: opts.store.getState(),
         now: clock(),
@@ -265,12 +267,28 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
       },
       frame,
     );
-    const [{ render }, { appElement }] = await Promise.all([import('ink'), import('../views/App.js')]);
-    if (!stopBeforeInk) {
+    // Plain keys typed while Ink loads are handled by the first screen (Ink gets the rest).
+    const early = stdin.isTTY === true ? readEarlyKeys(stdin, first) : null;
+    const delay = inkDelayMs();
+    const loading = (delay ? new Promise((resolve) => setTimeout(resolve, delay).unref()) : Promise.resolve()).then(() => Promise.all([import('ink'), import('../views/App.js')]));
+    // `q` typed before Ink loaded quits without waiting for it.
+    const loaded = await (early ? Promise.race([loading, early.quit.then(() => null)]) : loading);
+    if (!loaded) loading.catch(() => undefined);
+    early?.stop();
+    if (loaded) timing.mark('ink-loaded');
+    if (!loaded || stopBeforeInk) {
+      // Ink is not mounted: stdin, read for the early keys, must not hold the process open.
+      if (early) {
+        stdin.pause();
+        stdin.unref();
+      }
+    } else {
+      const [{ render }, { appElement }] = loaded;
       instance = render(
-        appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, frame, snapshotCache, ...(opts.remote ? { remote: opts.remote } : {}) }),
+        appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, frame, snapshotCache, start: { view: first.view, keys: first.keys }, ...(opts.remote ? { remote: opts.remote } : {}) }),
         { exitOnCtrlC: true, patchConsole: false },
       );
+      timing.mark('ink-mounted');
     }
     inkLoaded();
     if (instance) await instance.waitUntilExit();

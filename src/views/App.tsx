@@ -20,7 +20,7 @@ import { nextFrameChange } from './next-change.js';
 import type { FrameSink } from './terminal-frame.js';
 import { buildScreen, type Screen, type ScreenLine } from './screen.js';
 import { useClock } from './use-clock.js';
-import { initialViewState, viewReducer, visibleRows, type KeyContext } from './view-state.js';
+import { initialViewState, viewReducer, visibleRows, type KeyContext, type ViewState } from './view-state.js';
 
 /** The one door for owner actions (wired to `src/control/` by the CLI). */
 export interface ActionPort {
@@ -57,6 +57,8 @@ export interface AppProps {
   frame?: FrameSink;
   /** The snapshot cache to go on with (the one the first frame was drawn from, see first-frame.ts). */
   snapshotCache?: SnapshotCache;
+  /** The view state and key count to go on from (keys handled before Ink loaded, see early-keys.ts). */
+  start?: { view: ViewState; keys: number };
 }
 
 /** Where the dashboard gets the `--remote` feeds from. */
@@ -101,7 +103,7 @@ export function App(props: AppProps) {
   );
 }
 
-function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, frame, snapshotCache: givenCache }: AppProps) {
+function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, frame, snapshotCache: givenCache, start }: AppProps) {
   const renderStart = timing.enabled ? performance.now() : 0;
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
@@ -116,7 +118,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   const wake = useRef<number | undefined>(undefined);
   const now = useClock({ clock, tick, wakeAt: wake });
   const size = useTerminalSize(rows, columns);
-  const [view, dispatch] = useReducer(viewReducer, undefined, initialViewState);
+  const [view, dispatch] = useReducer(viewReducer, start?.view, (given) => given ?? initialViewState());
   const [snapshotCache] = useState(() => givenCache ?? createSnapshotCache());
 
   // Memoised on (model version, now): a tick or a reader batch rebuilds it, a key press does not.
@@ -141,7 +143,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
     keyCtx.current = { roots: snapshot.roots, incidents: snapshot.incidents, now, ...screen.sizes };
   });
 
-  const keysHandled = useRef(0);
+  const keysHandled = useRef(start?.keys ?? 0);
   if (timing.enabled) timing.rendered({ version: model.version, keys: keysHandled.current, roots: snapshot.roots.length, populated: everyHomeRead(model), renderMs: performance.now() - renderStart });
 
   const onInput = useCallback(

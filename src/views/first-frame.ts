@@ -6,11 +6,14 @@
  * it: the lines are planned by `buildScreen` from the model, the initial view state and the
  * terminal's size, and written by the frame writer. So the start draws that frame first and loads
  * Ink after; Ink's first render plans the same lines from the same snapshot cache, and the
- * writer, which rewrites only changed lines, writes nothing for it. Keys pressed in between wait
- * in the terminal (raw mode is set before the frame) and reach Ink once it reads the input.
+ * writer, which rewrites only changed lines, writes nothing for it. Plain keys pressed in between
+ * are handled here as App would (`FirstScreen.press`, fed by early-keys.ts), and App starts from
+ * the view state they left; any other input waits in the terminal for Ink (raw mode is set
+ * before the frame).
  *
  * No React or Ink here: this module must stay out of their chunk.
  */
+import type { Key } from 'ink';
 import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
 import { buildSnapshot, type Snapshot, type SnapshotCache } from '../model/snapshot.js';
@@ -19,7 +22,8 @@ import type { RemoteFeedState } from '../remote/remote-feeds.js';
 import { timing } from '../app/timing.js';
 import { buildScreen } from './screen.js';
 import type { FrameSink } from './terminal-frame.js';
-import { initialViewState, visibleRows } from './view-state.js';
+import { readKeypresses } from './keymap.js';
+import { initialViewState, viewReducer, visibleRows, type KeyContext, type ViewState } from './view-state.js';
 
 /** NO_COLOR set and not empty: no colours or styles. */
 export const envNoColor = (): boolean => typeof process.env.NO_COLOR === 'string' && process.env.NO_COLOR !== '';
@@ -48,18 +52,57 @@ export function everyHomeRead(model: ModelState): boolean {
   return model.progress.size > 0 && [...model.progress.values()].every((p) => p.done);
 }
 
+/**
+ * The screen before Ink: the first frame, and the frames of keys typed while Ink loads. It plans
+ * each frame as App does (same snapshot, same view reducer, same `buildScreen`), so App can go on
+ * from its view state and key count with a first render that rewrites nothing.
+ */
+export class FirstScreen {
+  /** The view state the keys so far left (App starts from it). */
+  view: ViewState = initialViewState();
+  /** Keys handled (App's count goes on from it: the benchmark's frames carry it). */
+  keys = 0;
+  private readonly snapshot: Snapshot;
+  private ctx: KeyContext;
+
+  constructor(
+    private readonly input: FirstFrameInput,
+    private readonly sink: FrameSink,
+  ) {
+    // As App does: the snapshot with the other machines' rows.
+    this.snapshot = frameSnapshot(input.model, input.now, input.host, input.cache, input.feeds);
+    this.ctx = { roots: this.snapshot.roots, incidents: this.snapshot.incidents, now: this.snapshot.now, tableRows: 1, detailLines: 0, detailRows: 0, incidentRows: 1, recordLines: 0 };
+  }
+
+  /** Plans the frame for the current view state and draws it. */
+  draw(): void {
+    const t0 = timing.enabled ? performance.now() : 0;
+    const { input, snapshot, view } = this;
+    const rows = visibleRows(view, snapshot.roots);
+    const screen = buildScreen({ snapshot, model: input.model, view, rows, width: input.columns, height: input.rows, readOnly: input.readOnly, noColor: input.noColor, audits: input.audits });
+    // App's key context takes `now` from its clock tick, which is the snapshot's instant here.
+    this.ctx = { roots: snapshot.roots, incidents: snapshot.incidents, now: input.now, ...screen.sizes };
+    if (timing.enabled) timing.rendered({ version: input.model.version, keys: this.keys, roots: snapshot.roots.length, populated: everyHomeRead(input.model), renderMs: performance.now() - t0 });
+    this.sink.draw(
+      screen.lines.map((l) => l.line),
+      input.columns,
+      input.noColor,
+    );
+  }
+
+  /** One input event as Ink's `useInput` reports it: dispatched as App's handler does, then drawn. */
+  press(text: string, key: Key): void {
+    for (const press of readKeypresses(text, key, { readOnly: this.input.readOnly })) {
+      this.keys++;
+      this.view = viewReducer(this.view, { type: 'key', press, ctx: this.ctx });
+    }
+    this.draw();
+  }
+}
+
 /** Plans the frame the dashboard's first render would show (no key pressed yet) and draws it. */
-export function drawFirstFrame(input: FirstFrameInput, sink: FrameSink): void {
-  const t0 = timing.enabled ? performance.now() : 0;
-  const view = initialViewState();
-  // As App does: the snapshot with the other machines' rows, the rows the view shows, the lines.
-  const snapshot = frameSnapshot(input.model, input.now, input.host, input.cache, input.feeds);
-  const rows = visibleRows(view, snapshot.roots);
-  const screen = buildScreen({ snapshot, model: input.model, view, rows, width: input.columns, height: input.rows, readOnly: input.readOnly, noColor: input.noColor, audits: input.audits });
-  if (timing.enabled) timing.rendered({ version: input.model.version, keys: 0, roots: snapshot.roots.length, populated: everyHomeRead(input.model), renderMs: performance.now() - t0 });
-  sink.draw(
-    screen.lines.map((l) => l.line),
-    input.columns,
-    input.noColor,
-  );
+export function drawFirstFrame(input: FirstFrameInput, sink: FrameSink): FirstScreen {
+  const first = new FirstScreen(input, sink);
+  first.draw();
+  return first;
 }

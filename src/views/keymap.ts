@@ -183,7 +183,8 @@ export function helpSections(opts: KeymapOptions): { group: HelpGroup; bindings:
   return HELP_GROUPS.map((group) => ({ group, bindings: live.filter((b) => b.group === group) })).filter((s) => s.bindings.length > 0);
 }
 
-const NO_KEY: Key = {
+/** Ink's key flags with none set (a plain character). */
+export const NO_KEY: Key = {
   upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false,
   home: false, end: false, return: false, escape: false, ctrl: false, shift: false, tab: false,
   backspace: false, delete: false, meta: false, super: false, hyper: false, capsLock: false, numLock: false,
