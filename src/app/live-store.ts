@@ -1,11 +1,12 @@
 /**
  * The live model behind the dashboard: one HomeReader per home feeding one reducer. Listeners are
- * told at most once per batch, so a burst of appends costs one render.
+ * told at most once per turn of the event loop, so a burst of appends costs one render.
  */
 import { initialModelState, reduceEvents, type ModelState } from '../model/reducer.js';
 import type { ReaderEvent } from '../model/types.js';
 import { HomeReader, type HomeReaderOptions } from '../readers/home-reader.js';
 import { timing } from './timing.js';
+import { nextTurn } from '../readers/time-slices.js';
 
 export interface LiveStore {
   getState(): ModelState;
@@ -25,27 +26,46 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
   let state = initialModelState();
   let eventsSeen = 0;
   const listeners = new Set<() => void>();
+  // The state is published, and listeners told, in the next turn of the event loop, once for
+  // every batch of that turn. A batch's reduction and the render it causes are then two blocks
+  // with input read between them, and a key read there renders with the state already on screen
+  // (the batch that completes a big start, ~12 000 events reduced in ~15 ms and a snapshot built
+  // from scratch in ~30–60 ms, held a key pressed meanwhile for both).
+  let published = state;
+  let told = true;
+  const tell = () => {
+    if (told) return;
+    told = true;
+    published = state;
+    for (const l of listeners) l();
+  };
   const emit = (events: ReaderEvent[]) => {
     eventsSeen += events.length;
     state = reduceEvents(state, events);
     if (timing.enabled) timing.model(state.version, events);
-    for (const l of listeners) l();
+    if (told) {
+      told = false;
+      setImmediate(tell);
+    }
   };
   // The benchmark's marks of the start-up stages (one home: its stages; several: each home's).
   const onStage = opts.onStage ?? (timing.enabled ? (stage: string) => timing.mark(stage) : undefined);
   const readers = homes.map((home) => new HomeReader({ ...opts, ...(onStage ? { onStage } : {}), home, emit }));
   return {
-    getState: () => state,
+    getState: () => published,
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async start(startOpts) {
       await Promise.all(readers.map((r) => r.start(startOpts)));
+      // Resolves once what was read is published (the pending turn comes first).
+      if (!told) await nextTurn();
       if (timing.enabled) timing.ready(state.version);
     },
     async stop() {
       await Promise.all(readers.map((r) => r.stop()));
+      tell();
     },
     get eventsSeen() {
       return eventsSeen;
