@@ -6,7 +6,7 @@ import { initialModelState, reduceEvents, type ModelState } from '../model/reduc
 import type { ReaderEvent } from '../model/types.js';
 import { HomeReader, type HomeReaderOptions } from '../readers/home-reader.js';
 import { timing } from './timing.js';
-import { nextTurn } from '../readers/time-slices.js';
+import { afterInput, nextTurn } from '../readers/time-slices.js';
 
 export interface LiveStore {
   getState(): ModelState;
@@ -45,9 +45,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     if (timing.enabled) timing.model(state.version, events);
     if (told) {
       told = false;
-      // Two turns: whichever phase the batch was reduced in, the loop polls for input once
-      // before the state is published.
-      setImmediate(() => setImmediate(tell));
+      afterInput(tell);
     }
   };
   // The benchmark's marks of the start-up stages (one home: its stages; several: each home's).

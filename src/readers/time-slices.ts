@@ -12,6 +12,14 @@ export function nextTurn(): Promise<void> {
   return new Promise<void>((resolve) => setImmediate(resolve));
 }
 
+/**
+ * Runs `fn` once the event loop has polled for I/O again: two turns, because from an I/O callback
+ * a single `setImmediate` runs in the same iteration, before the next poll.
+ */
+export function afterInput(fn: () => void): void {
+  setImmediate(() => setImmediate(fn));
+}
+
 export class TimeSlices {
   private start = performance.now();
 

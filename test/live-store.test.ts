@@ -1,0 +1,74 @@
+/**
+ * The live store publishes a batch two event-loop turns after reducing it, with input polled in
+ * between (src/app/live-store.ts, `afterInput`), and its start resolves once everything read is
+ * published.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, stat } from 'node:fs';
+import net from 'node:net';
+import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import { generateHome } from '../src/demo/generate.js';
+import { createLiveStore } from '../src/app/live-store.js';
+import { loadState } from '../src/cli/load-snapshot.js';
+import { afterInput } from '../src/readers/time-slices.js';
+
+const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
+
+test('start() resolves with every batch the start read published: the same sessions as a one-shot read, the home marked read', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-live-store-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  await generateHome(home, { now: NOW, host: 'test-host', livePid: 4_000_000, livePidStart: null, deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
+  const store = createLiveStore([home], { watch: false });
+  let told = 0;
+  store.subscribe(() => told++);
+  await store.start();
+  const state = store.getState();
+  assert.equal(state.progress.get(home)?.done, true, 'the last batch (the home read) is published');
+  const once = await loadState([home]);
+  assert.deepEqual([...state.sessionFiles.keys()].sort(), [...once.sessionFiles.keys()].sort());
+  assert.deepEqual([...state.checkpoints.keys()].sort(), [...once.checkpoints.keys()].sort());
+  assert.ok(told > 0, 'listeners were told');
+  await store.stop();
+});
+
+/** A connected pair of sockets on the loopback interface. */
+async function socketPair(t: { after: (fn: () => void) => void }): Promise<{ client: net.Socket; peer: net.Socket }> {
+  const server = net.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  const client = net.connect(port, '127.0.0.1');
+  const [peer] = (await once(server, 'connection')) as [net.Socket];
+  await once(client, 'connect').catch(() => undefined);
+  t.after(() => {
+    client.destroy();
+    peer.destroy();
+    server.close();
+  });
+  return { client, peer };
+}
+
+for (const origin of ['an I/O callback', 'a setImmediate callback'] as const) {
+  test(`afterInput from ${origin}: input that arrived meanwhile is read first`, async (t) => {
+    const { client, peer } = await socketPair(t);
+    const order: string[] = [];
+    peer.on('data', () => order.push('input'));
+    await new Promise<void>((resolve) => {
+      const schedule = () => {
+        // Written now: in the peer's receive buffer before the loop next polls.
+        client.write('k');
+        afterInput(() => {
+          order.push('published');
+          resolve();
+        });
+      };
+      if (origin === 'an I/O callback') stat(import.meta.filename, schedule);
+      else setImmediate(schedule);
+    });
+    assert.deepEqual(order, ['input', 'published']);
+  });
+}
