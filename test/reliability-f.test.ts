@@ -156,7 +156,7 @@ test('F5: console.log from a background module goes to the log file, never onto 
   assert.equal(await d.exited('exit after q'), '0');
 });
 
-test('F6: keys typed before Ink has loaded are drawn at once, and q then quits without waiting for Ink: exit 0, terminal restored', async (t) => {
+test('F4 (extra): keys typed before Ink has loaded are drawn at once, and q then quits without waiting for Ink: exit 0, terminal restored', async (t) => {
   const { base, home: h } = await home();
   const marks = path.join(base, 'marks.jsonl');
   // Ink's load made 20 s longer: everything below happens before it.
