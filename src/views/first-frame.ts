@@ -71,7 +71,8 @@ export class FirstScreen {
   ) {
     // As App does: the snapshot with the other machines' rows.
     this.snapshot = frameSnapshot(input.model, input.now, input.host, input.cache, input.feeds);
-    this.ctx = { roots: this.snapshot.roots, incidents: this.snapshot.incidents, now: this.snapshot.now, tableRows: 1, detailLines: 0, detailRows: 0, incidentRows: 1, recordLines: 0 };
+    // Sizes until the first draw plans the screen (the constructor is always followed by one).
+    this.ctx = { roots: this.snapshot.roots, incidents: this.snapshot.incidents, now: input.now, tableRows: 1, detailLines: 0, detailRows: 0, incidentRows: 1, recordLines: 0 };
   }
 
   /** Plans the frame for the current view state and draws it. */
