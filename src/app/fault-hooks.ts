@@ -6,12 +6,18 @@
  *   LOOP_DASH_FAULT=slow-ink:<ms> Ink takes <ms> longer to load (keys typed before it, early-keys.ts)
  * Unset (always, outside tests) it does nothing.
  */
-export function installFaultHooks(env: NodeJS.ProcessEnv = process.env): () => void {
-  const spec = env.LOOP_DASH_FAULT;
-  if (!spec) return () => undefined;
-  const [kind, msText] = spec.split(':');
+
+/** `LOOP_DASH_FAULT=<kind>:<ms>`, or null when unset or malformed. */
+function faultSpec(env: NodeJS.ProcessEnv): { kind: string; ms: number } | null {
+  const [kind, msText] = (env.LOOP_DASH_FAULT ?? '').split(':');
   const ms = Number(msText);
-  if (!Number.isFinite(ms) || ms <= 0) return () => undefined;
+  return kind && Number.isFinite(ms) && ms > 0 ? { kind, ms } : null;
+}
+
+export function installFaultHooks(env: NodeJS.ProcessEnv = process.env): () => void {
+  const spec = faultSpec(env);
+  if (!spec) return () => undefined;
+  const { kind, ms } = spec;
   if (kind === 'throw') {
     const t = setTimeout(() => {
       throw new Error('injected fault (LOOP_DASH_FAULT)');
@@ -28,7 +34,6 @@ export function installFaultHooks(env: NodeJS.ProcessEnv = process.env): () => v
 
 /** How much longer Ink's load takes (`LOOP_DASH_FAULT=slow-ink:<ms>`); 0 outside tests. */
 export function inkDelayMs(env: NodeJS.ProcessEnv = process.env): number {
-  const [kind, msText] = (env.LOOP_DASH_FAULT ?? '').split(':');
-  const ms = Number(msText);
-  return kind === 'slow-ink' && Number.isFinite(ms) && ms > 0 ? ms : 0;
+  const spec = faultSpec(env);
+  return spec?.kind === 'slow-ink' ? spec.ms : 0;
 }
