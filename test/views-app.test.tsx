@@ -10,7 +10,7 @@ import { KEYMAP } from '../src/views/keymap.js';
 import { NO_CONSUMER_TEXT } from '../src/views/owner-actions.js';
 import { initialModelState } from '../src/model/reducer.js';
 import type { IncidentRecord, ReaderEvent } from '../src/model/types.js';
-import { clock, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, recordingPort, requesting, stripAnsi, testStore, waitFor } from './views-fixtures.js';
+import { clock, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, recordingPort, recordingSink, requesting, stripAnsi, testStore, waitFor } from './views-fixtures.js';
 
 const MIN = 60_000;
 const DOWN = '\u001b[B';
@@ -317,8 +317,7 @@ test('strings from files are sanitised before rendering', async () => {
 
 test('the first frame drawn before Ink loads is the frame the dashboard then renders: its first render rewrites no line', async () => {
   const store = testStore(fixtureState([]));
-  const drawn: string[][] = [];
-  const sink = { draw: (lines: readonly Line[]) => void drawn.push(lines.map((l) => l.map((s) => s.text).join(''))), done: () => undefined };
+  const { drawn, sink } = recordingSink();
   const cache = createSnapshotCache();
   drawFirstFrame({ model: store.getState(), now: NOW, host: HOST, cache, feeds: [], audits: null, readOnly: false, noColor: true, rows: 40, columns: 100 }, sink);
   assert.equal(drawn.length, 1);

@@ -9,10 +9,9 @@ import { cleanup, render } from 'ink-testing-library';
 import { App } from '../src/views/App.js';
 import { drawFirstFrame, type FirstScreen } from '../src/views/first-frame.js';
 import { earlyKey, readEarlyKeys } from '../src/views/early-keys.js';
-import type { Line } from '../src/views/line.js';
 import { createSnapshotCache } from '../src/model/snapshot.js';
 import type { ReaderEvent } from '../src/model/types.js';
-import { clock, fixtureState, HOME, HOST, NOW, recordingPort, testStore, waitFor } from './views-fixtures.js';
+import { clock, fixtureState, HOME, HOST, NOW, recordingPort, recordingSink, testStore, waitFor } from './views-fixtures.js';
 
 afterEach(() => cleanup());
 
@@ -24,13 +23,6 @@ const LEFT = '\u001b[D';
 
 /** The home is still being read (as during a real start): App does not pin the cursor yet. */
 const READING: ReaderEvent = { type: 'progress', home: HOME, read: 1, total: 5, done: false };
-
-const text = (lines: readonly Line[]) => lines.map((l) => l.map((s) => s.text).join(''));
-
-function recordingSink() {
-  const drawn: string[][] = [];
-  return { drawn, sink: { draw: (lines: readonly Line[]) => void drawn.push(text(lines)), done: () => undefined } };
-}
 
 function firstScreen(store: ReturnType<typeof testStore>, sink: ReturnType<typeof recordingSink>['sink'], readOnly = false): { first: FirstScreen; cache: ReturnType<typeof createSnapshotCache> } {
   const cache = createSnapshotCache();

@@ -10,6 +10,8 @@ import { initialModelState, reduceEvents, type ModelState } from '../src/model/r
 import type { SessionView } from '../src/model/snapshot.js';
 import type { CheckpointRecord, ReaderEvent, SessionFileFacts } from '../src/model/types.js';
 import type { ActionPort, ModelStore } from '../src/views/App.js';
+import type { Line } from '../src/views/line.js';
+import type { FrameSink } from '../src/views/terminal-frame.js';
 
 /** 2026-01-15 12:00:00 UTC. */
 export const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -206,4 +208,10 @@ export function renderSized(tree: ReactElement, columns: number, rows: number): 
     patchConsole: false,
   });
   return { lastFrame: stdout.lastFrame, stdin, stdout, instance };
+}
+
+/** A frame sink that keeps every frame drawn, each as its lines' text. */
+export function recordingSink(): { drawn: string[][]; sink: FrameSink } {
+  const drawn: string[][] = [];
+  return { drawn, sink: { draw: (lines: readonly Line[]) => void drawn.push(lines.map((l) => l.map((s) => s.text).join(''))), done: () => undefined } };
 }

@@ -32,8 +32,9 @@ export function installFaultHooks(env: NodeJS.ProcessEnv = process.env): () => v
   return () => undefined;
 }
 
-/** How much longer Ink's load takes (`LOOP_DASH_FAULT=slow-ink:<ms>`); 0 outside tests. */
-export function inkDelayMs(env: NodeJS.ProcessEnv = process.env): number {
+/** Resolves when Ink's load may begin: at once, or `<ms>` later under `LOOP_DASH_FAULT=slow-ink:<ms>`. */
+export function inkLoadDelay(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const spec = faultSpec(env);
-  return spec?.kind === 'slow-ink' ? spec.ms : 0;
+  if (spec?.kind !== 'slow-ink') return Promise.resolve();
+  return new Promise((resolve) => setTimeout(resolve, spec.ms).unref());
 }

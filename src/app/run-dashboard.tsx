@@ -18,7 +18,7 @@ import { drawFirstFrame, envNoColor } from '../views/first-frame.js';
 import { readEarlyKeys } from '../views/early-keys.js';
 import { createSnapshotCache } from '../model/snapshot.js';
 import { TerminalFrame, type FrameSink } from '../views/terminal-frame.js';
-import { inkDelayMs, installFaultHooks } from './fault-hooks.js';
+import { inkLoadDelay, installFaultHooks } from './fault-hooks.js';
 import type { LiveStore } from './live-store.js';
 import type { RemoteFeeds } from '../remote/remote-feeds.js';
 import { refusalReason } from '../views/owner-actions.js';
@@ -269,8 +269,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     );
     // Plain keys typed while Ink loads are handled by the first screen (Ink gets the rest).
     const early = stdin.isTTY === true ? readEarlyKeys(stdin, first) : null;
-    const delay = inkDelayMs();
-    const loading = (delay ? new Promise((resolve) => setTimeout(resolve, delay).unref()) : Promise.resolve()).then(() => Promise.all([import('ink'), import('../views/App.js')]));
+    const loading = inkLoadDelay().then(() => Promise.all([import('ink'), import('../views/App.js')]));
     // `q` typed before Ink loaded quits without waiting for it.
     const loaded = await (early ? Promise.race([loading, early.quit.then(() => null)]) : loading);
     if (!loaded) loading.catch(() => undefined);
