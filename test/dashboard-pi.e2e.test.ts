@@ -72,8 +72,12 @@ test('dashboard → control file → extension → pi: the CLI and the x,y keys 
   const session = state.sessionId;
 
   // 1. `loop-dash abort SESSION --yes` while a silent request is in flight.
+  const beforeFirst = pi.cursor;
   await pi.prompt('[[stream count=2 every=50]] first reply, so pi writes its session file');
   await waitUntil('the first reply in the session file', () => assistantStops(state.sessionFile).includes('stop'), 15_000);
+  // pi may write the session file before its message_end reaches us: that record must not be
+  // taken for the aborted message below.
+  await pi.waitFor((r) => r.type === 'message_end' && (r.message as PiRecord).role === 'assistant', 10_000, 'the first reply', beforeFirst);
   let since = pi.cursor;
   await pi.prompt('[[silent every=200 max=60000]] go quiet');
   await waitUntil('the silent request in flight', () => checkpoint(home, session)?.state === 'requesting', 10_000);
