@@ -298,6 +298,8 @@ test('detail pane: timeline, numbers, first to fire, and the activity sparkline'
   assert.ok(f.includes('A absolute         1:02:57 left'));
   assert.ok(f.includes('first to fire: inactivity, 58:57 before the next limit'));
   assert.ok(f.includes('no model events seen yet'));
+  // A change that moves no request counter (an append) records nothing; the next one that does is recorded.
+  store.push([factsEvent(facts(ID.api, 'api-root', { size: 999_999 }))]);
   // The checkpoint shows 30 more model events: the dashboard records them now.
   const cp = requesting(ID.api, 4 * MIN);
   store.push([cpEvent({ ...cp, request: { ...cp.request!, modelEvents: 150 } })]);

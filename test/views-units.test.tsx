@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Key } from 'ink';
 import { buildSnapshot } from '../src/model/snapshot.js';
-import { activityBuckets, recordActivity, sparkline, squeeze, type ActivityLog } from '../src/views/activity.js';
+import { activityBuckets, recordActivity, sameObservations, sparkline, squeeze, type ActivityLog, type ActivityObservation } from '../src/views/activity.js';
 import { detailLines } from '../src/views/detail-lines.js';
 import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
 import { clipLine, lineText, windowLines } from '../src/views/line.js';
@@ -266,4 +266,26 @@ test('detail lines: retry episode, predicted resume, stale watcher receipt', () 
   assert.ok(ops.includes('R next resume      0:30 left'), ops);
   assert.ok(ops.includes('step 2 of the ladder · predicted'));
   assert.ok(ops.includes('receipt running, 4 observations, last 1:00 ago (STALE'));
+});
+
+test('sameObservations: only lists that would record nothing new are the same', () => {
+  const a: ActivityObservation[] = [
+    { session: 's1', turn: 3, count: 10 },
+    { session: 's2', turn: null, count: 0 },
+  ];
+  assert.ok(sameObservations(a, a));
+  assert.ok(sameObservations(a, a.map((o) => ({ ...o }))), 'equal values in other objects');
+  assert.ok(sameObservations([], []));
+  assert.ok(!sameObservations(a, [a[0]!]), 'a shorter list');
+  for (const b of [
+    [...a, { session: 's3', turn: 1, count: 1 }],
+    [{ ...a[0]!, count: 11 }, a[1]!],
+    [{ ...a[0]!, turn: 4 }, a[1]!],
+    [a[0]!, { ...a[1]!, session: 's3' }],
+  ]) {
+    assert.ok(!sameObservations(a, b), JSON.stringify(b));
+    // And folding such a list into a log that holds `a` changes it: the check skips nothing the log would record.
+    const log = recordActivity(recordActivity(new Map(), a, NOW), a, NOW + 1_000);
+    assert.notEqual(recordActivity(log, b, NOW + 2_000), log);
+  }
 });

@@ -10,7 +10,7 @@ import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
 import { createSnapshotCache, type SessionView, type SnapshotCache } from '../model/snapshot.js';
 import type { RemoteFeedState } from '../remote/remote-feeds.js';
-import { observationsOf } from './activity.js';
+import { observationsOf, sameObservations, type ActivityObservation } from './activity.js';
 import { ErrorBoundary } from './error-boundary.js';
 import { envNoColor, everyHomeRead, frameSnapshot } from './first-frame.js';
 import { readKeypresses } from './keymap.js';
@@ -166,9 +166,15 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
     if (view.cursor === null && firstRow !== null && populated) dispatch({ type: 'pin-cursor', id: firstRow });
   }, [view.cursor, firstRow, populated]);
 
-  // Record model-event activity each time the model changes.
+  // Record model-event activity each time the model changes a request counter. Most changes (an
+  // append, a probe) move none: recording them would change nothing, but the dispatch would
+  // still run the dashboard's render a second time.
+  const observedLast = useRef<readonly ActivityObservation[]>([]);
   useEffect(() => {
-    dispatch({ type: 'observe', at: clock(), observations: observationsOf(snapshot.roots) });
+    const observations = observationsOf(snapshot.roots);
+    if (sameObservations(observations, observedLast.current)) return;
+    observedLast.current = observations;
+    dispatch({ type: 'observe', at: clock(), observations });
   }, [model.version]); // only a model change can change a counter
 
   // Hand confirmed owner actions to the action port, once each.

@@ -55,6 +55,21 @@ export function observationsOf(roots: readonly SessionView[]): ActivityObservati
 const observed = new WeakMap<SessionView, ActivityObservation[]>();
 
 /**
+ * Do two observation lists say the same (the same sessions, turns and counts, in order)? Then
+ * folding the second into a log that holds the first changes nothing: most model changes (an
+ * append, a probe) move no request counter.
+ */
+export function sameObservations(a: readonly ActivityObservation[], b: readonly ActivityObservation[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y && (x.session !== y.session || x.turn !== y.turn || x.count !== y.count)) return false;
+  }
+  return true;
+}
+
+/**
  * Fold observations made at `at` into the log. A new turn (or a counter that went down) starts
  * from zero, so its whole count is new. The first sight of a session records no events: we do not
  * know when those happened. Returns the same log object when nothing changed.
