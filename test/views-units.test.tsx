@@ -7,8 +7,8 @@ import { detailLines } from '../src/views/detail-lines.js';
 import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
 import { clipLine, lineText, windowLines } from '../src/views/line.js';
 import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
-import { treeRows } from '../src/views/session-rows.js';
-import { layoutColumns, rowCells } from '../src/views/table-layout.js';
+import { treeRows, type TreeRow } from '../src/views/session-rows.js';
+import { layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached } from '../src/views/table-layout.js';
 import { displayWidth, fit, sanitize, truncate, wrapWords } from '../src/views/text.js';
 import { drawAxis } from '../src/views/timeline.js';
 import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
@@ -266,6 +266,48 @@ test('detail lines: retry episode, predicted resume, stale watcher receipt', () 
   assert.ok(ops.includes('R next resume      0:30 left'), ops);
   assert.ok(ops.includes('step 2 of the ladder · predicted'));
   assert.ok(ops.includes('receipt running, 4 observations, last 1:00 ago (STALE'));
+});
+
+test('row cells, row lines and clipped lines are reused only while nothing they show changed', () => {
+  const snap = buildSnapshot(fixtureState([cpEvent(requesting(ID.web, 10 * MIN))]), NOW, { host: HOST });
+  const rows = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+  assert.ok(rows.some((r) => r.depth === 1) && rows.length >= 3, 'roots and lanes');
+  const fresh = (r: TreeRow, now: number, noColor: boolean) => rowCells(r, now, noColor);
+  for (const r of rows) {
+    const a = rowCellsCached(r, NOW, false);
+    assert.deepEqual(a, fresh(r, NOW, false));
+    assert.equal(rowCellsCached({ ...r }, NOW, false), a, 'the same view, place and second: the same cells');
+    // Each input the cells depend on gives the cells built afresh.
+    const variants: [TreeRow, number, boolean][] = [
+      [r, NOW + 1_000, false],
+      [r, NOW + 1_000, true],
+      [{ ...r, home: 'elsewhere' }, NOW + 1_000, true],
+      [{ ...r, last: !r.last }, NOW + 1_000, true],
+      [{ ...r, collapsed: !r.collapsed, laneCount: r.laneCount + 2 }, NOW + 1_000, true],
+      [{ ...r, collapsed: true, laneCount: r.laneCount + 2 }, NOW + 1_000, true],
+      [{ ...r, collapsed: true, laneCount: r.laneCount + 3 }, NOW + 1_000, true],
+      [{ ...r, depth: r.depth === 0 ? 1 : 0 }, NOW + 1_000, true],
+    ];
+    for (const [row, now, noColor] of variants) assert.deepEqual(rowCellsCached(row, now, noColor), fresh(row, now, noColor), `${r.id} at ${now - NOW} ms`);
+  }
+  // `now` is in the key: a cache that ignored it would show the checkpoint's age of the last second.
+  const web = rows.find((r) => r.id === ID.web)!;
+  assert.notEqual(rowCellsCached(web, NOW, false).age.text, rowCellsCached(web, NOW + 5_000, false).age.text);
+
+  const cells = rowCellsCached(web, NOW, false);
+  const wide = layoutColumns([cells], 200);
+  const line = rowLineCached(cells, wide, false, false);
+  assert.deepEqual(line, rowLine(cells, wide, false, false));
+  assert.equal(rowLineCached(cells, layoutColumns([cells], 200), false, false), line, 'a layout of the same columns and widths: the same line');
+  const narrow = layoutColumns([cells], 60);
+  for (const [layout, selected, noColor] of [[wide, true, false], [narrow, true, false], [narrow, true, true]] as const) {
+    assert.deepEqual(rowLineCached(cells, layout, selected, noColor), rowLine(cells, layout, selected, noColor));
+  }
+  const clipped = clipLine(line, 40);
+  assert.equal(clipLine(line, 40), clipped);
+  assert.equal(displayWidth(lineText(clipped)), 40);
+  assert.deepEqual(clipLine(line, 30), clipLine([...line], 30), 'another width: clipped afresh');
+  assert.equal(displayWidth(lineText(clipLine(line, 30))), 30);
 });
 
 test('sameObservations: only lists that would record nothing new are the same', () => {

@@ -28,8 +28,19 @@ export function lineText(line: Line): string {
   return line.map((s) => s.text).join('');
 }
 
+/** Lines clipped before: a table row that did not change is the same line object frame after frame. */
+const clipped = new WeakMap<Line, { width: number; out: Line }>();
+
 /** Sanitise every span and cut the line to `width` cells (`…` marks the cut). */
 export function clipLine(line: Line, width: number): Line {
+  const m = clipped.get(line);
+  if (m && m.width === width) return m.out;
+  const out = clip(line, width);
+  clipped.set(line, { width, out });
+  return out;
+}
+
+function clip(line: Line, width: number): Line {
   const clean = line.map((s) => {
     const text = sanitize(s.text);
     return text === s.text ? s : { ...s, text };

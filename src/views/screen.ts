@@ -14,7 +14,7 @@ import { filterIncidents, incidentRecordLines, incidentRow, warningLines } from 
 import { clipLine, fillLine, plainLine, span, windowLines, type Line, type Tone } from './line.js';
 import { confirmText, describeOutcome, FLASH_MS, outcomeOf, type Outcome } from './owner-actions.js';
 import { findSession, type TreeRow } from './session-rows.js';
-import { GUTTER, headerLine, layoutColumns, rowCells, rowLine } from './table-layout.js';
+import { GUTTER, headerLine, layoutColumns, rowCellsCached, rowLineCached } from './table-layout.js';
 import { wrapWords } from './text.js';
 import { cursorRowIndex, scrollTo, type KeyContext, type PendingAction, type ViewState } from './view-state.js';
 
@@ -119,10 +119,10 @@ function mainBody(input: ScreenInput, height: number, sizes: Screen['sizes']): S
     sizes.tableRows = capacity;
     const top = scrollTo(view.tableTop, Math.max(0, cursor), capacity, rows.length);
     const shown = rows.slice(top, top + capacity);
-    const cells = shown.map((r) => rowCells(r, now, input.noColor));
+    const cells = shown.map((r) => rowCellsCached(r, now, input.noColor));
     const layout = layoutColumns(cells, width);
     if (tableHeight > 1) out.push({ key: 'table-title', line: headerLine(layout) });
-    shown.forEach((r, i) => out.push({ key: `row:${r.id}`, line: rowLine(cells[i]!, layout, top + i === cursor, input.noColor) }));
+    shown.forEach((r, i) => out.push({ key: `row:${r.id}`, line: rowLineCached(cells[i]!, layout, top + i === cursor, input.noColor) }));
     const hidden = rows.length - shown.length;
     if (hidden > 0) {
       const below = rows.length - top - shown.length;

@@ -5,6 +5,7 @@
  * Cell text comes from `cells.ts`, shared with the plain `status` table.
  */
 import type { SessionState } from '../model/session-state.js';
+import type { SessionView } from '../model/snapshot.js';
 import { COLUMNS, COLUMN_TITLES, sessionCells, type ColumnId, type Urgency } from './cells.js';
 import { span, type Line, type Span, type Tone } from './line.js';
 import type { TreeRow } from './session-rows.js';
@@ -126,6 +127,34 @@ function collapsedSuffix(row: TreeRow): string {
   return row.depth === 0 && row.collapsed && row.laneCount > 0 ? ` (+${row.laneCount})` : '';
 }
 
+/**
+ * The cells of a row that did not change since the last frame. Cells are a function of the
+ * session view (the same object from one snapshot to the next while nothing about the session
+ * changed), the row's place in the tree, and `now` — the clock's second, the same for every frame
+ * until the next tick. A stream of appends redraws the table ~14 times a second with most rows
+ * unchanged; each is formatted once per second instead of once per frame.
+ */
+interface CellsMemo {
+  now: number;
+  noColor: boolean;
+  prefix: string;
+  suffix: string;
+  home: string | undefined;
+  cells: RowCells;
+}
+const cellsMemo = new WeakMap<SessionView, CellsMemo>();
+
+/** {@link rowCells}, reusing the cells of the same view, tree place and `now`. */
+export function rowCellsCached(row: TreeRow, now: number, noColor: boolean): RowCells {
+  const prefix = treePrefix(row);
+  const suffix = collapsedSuffix(row);
+  const m = cellsMemo.get(row.view);
+  if (m && m.now === now && m.noColor === noColor && m.prefix === prefix && m.suffix === suffix && m.home === row.home) return m.cells;
+  const cells = rowCells(row, now, noColor);
+  cellsMemo.set(row.view, { now, noColor, prefix, suffix, home: row.home, cells });
+  return cells;
+}
+
 /** Lay out the columns for rows of cells in `width` terminal cells. */
 export function layoutColumns(rows: readonly RowCells[], width: number): TableLayout {
   const natural = (id: ColumnId, compact: boolean) => {
@@ -175,6 +204,29 @@ export function layoutColumns(rows: readonly RowCells[], width: number): TableLa
 export function headerLine(layout: TableLayout): Line {
   const text = layout.columns.map((c) => fit(COLUMN_TITLES[c.id], c.width, RIGHT_ALIGNED.has(c.id) ? 'right' : 'left')).join(' '.repeat(GAP));
   return [span(' '.repeat(GUTTER) + text, { bold: true })];
+}
+
+/** What a row's line depends on in a layout: each column's id, width and abbreviation. */
+const layoutKeys = new WeakMap<TableLayout, string>();
+function layoutKey(layout: TableLayout): string {
+  let key = layoutKeys.get(layout);
+  if (key === undefined) {
+    key = layout.columns.map((c) => `${c.id}:${c.width}:${c.compact ? 1 : 0}`).join(',');
+    layoutKeys.set(layout, key);
+  }
+  return key;
+}
+
+const lineMemo = new WeakMap<RowCells, { layout: string; selected: boolean; noColor: boolean; line: Line }>();
+
+/** {@link rowLine}, reusing the line of the same cells in a layout of the same columns and widths. */
+export function rowLineCached(cells: RowCells, layout: TableLayout, selected: boolean, noColor: boolean): Line {
+  const key = layoutKey(layout);
+  const m = lineMemo.get(cells);
+  if (m && m.layout === key && m.selected === selected && m.noColor === noColor) return m.line;
+  const line = rowLine(cells, layout, selected, noColor);
+  lineMemo.set(cells, { layout: key, selected, noColor, line });
+  return line;
 }
 
 /** One session row, pre-formatted: a gutter, then each cell fitted to its column. */
