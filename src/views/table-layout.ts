@@ -155,13 +155,16 @@ export function rowCellsCached(row: TreeRow, now: number, noColor: boolean): Row
   return cells;
 }
 
+/** The width a column's text needs (within its bounds). Not a closure: see snapshot.ts's InPlace. */
+function naturalWidth(rows: readonly RowCells[], id: ColumnId, compact: boolean): number {
+  let w = Math.max(displayWidth(COLUMN_TITLES[id]), MIN_WIDTH[id] ?? 0);
+  for (const r of rows) w = Math.max(w, displayWidth(compact ? r[id].compact : r[id].text));
+  return Math.min(w, MAX_WIDTH[id] ?? Number.POSITIVE_INFINITY);
+}
+
 /** Lay out the columns for rows of cells in `width` terminal cells. */
 export function layoutColumns(rows: readonly RowCells[], width: number): TableLayout {
-  const natural = (id: ColumnId, compact: boolean) => {
-    let w = Math.max(displayWidth(COLUMN_TITLES[id]), MIN_WIDTH[id] ?? 0);
-    for (const r of rows) w = Math.max(w, displayWidth(compact ? r[id].compact : r[id].text));
-    return Math.min(w, MAX_WIDTH[id] ?? Number.POSITIVE_INFINITY);
-  };
+  const natural = (id: ColumnId, compact: boolean) => naturalWidth(rows, id, compact);
   // The home column only when some row has a home label (several homes or machines).
   const shown = COLUMNS.filter((id) => id !== 'home' || rows.some((r) => r.home.text !== ''));
   let columns: LaidColumn[] = shown.map((id) => ({ id, width: natural(id, false), compact: false }));
