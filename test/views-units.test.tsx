@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Key } from 'ink';
-import { buildSnapshot } from '../src/model/snapshot.js';
+import { buildSnapshot, type SessionView } from '../src/model/snapshot.js';
 import { activityBuckets, recordActivity, sameObservations, sparkline, squeeze, type ActivityLog, type ActivityObservation } from '../src/views/activity.js';
 import { detailLines } from '../src/views/detail-lines.js';
 import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
@@ -330,4 +330,39 @@ test('sameObservations: only lists that would record nothing new are the same', 
     const log = recordActivity(recordActivity(new Map(), a, NOW), a, NOW + 1_000);
     assert.notEqual(recordActivity(log, b, NOW + 2_000), log);
   }
+});
+
+test("a root's rows are reused only while the sort, filter, folding and home label are the same", () => {
+  const snap = buildSnapshot(fixtureState([cpEvent(requesting(ID.web, 10 * MIN))]), NOW, { host: HOST });
+  const roots = snap.roots;
+  assert.ok(roots.some((r) => r.lanes.length >= 2), 'a root with lanes');
+  // Copies of the roots are new objects: nothing cached for them, so their rows are built afresh.
+  const fresh = (rs: readonly SessionView[], opts: Parameters<typeof treeRows>[1]) => treeRows(rs.map((r) => ({ ...r })), opts);
+  const withLanes = roots.find((r) => r.lanes.length >= 2)!;
+  // The lanes in the reverse of their names' order: 'first-limit' keeps them so, 'name' sorts them.
+  const reversed = roots.map((r) => (r === withLanes ? { ...r, lanes: [...r.lanes].sort((a, b) => b.name.localeCompare(a.name)) } : r));
+  const steps: [readonly SessionView[], Parameters<typeof treeRows>[1]][] = [
+    [roots, { sort: 'first-limit', filter: '', collapsed: new Set() }],
+    [reversed, { sort: 'first-limit', filter: '', collapsed: new Set() }],
+    [reversed, { sort: 'name', filter: '', collapsed: new Set() }],
+    [roots, { sort: 'name', filter: '', collapsed: new Set() }],
+    [roots, { sort: 'activity', filter: '', collapsed: new Set() }],
+    [roots, { sort: 'activity', filter: 'lane-a', collapsed: new Set() }],
+    [roots, { sort: 'activity', filter: 'lane-a', collapsed: new Set([withLanes.session]) }],
+    [roots, { sort: 'activity', filter: 'lane-a', collapsed: new Set() }],
+    [roots, { sort: 'activity', filter: '', collapsed: new Set() }],
+    // Another home appears: every root is labelled with its home.
+    [[...roots, { ...roots[0]!, session: 'elsewhere-root', home: '/srv/other/.pi/agent', lanes: [] }], { sort: 'activity', filter: '', collapsed: new Set() }],
+    // A root replaced (a lane dropped): its rows are built again; the others' kept.
+    [roots.map((r) => (r === withLanes ? { ...r, lanes: r.lanes.slice(1) } : r)), { sort: 'activity', filter: '', collapsed: new Set() }],
+  ];
+  let before: TreeRow[] | null = null;
+  for (const [rs, opts] of steps) {
+    const rows = treeRows(rs, opts);
+    assert.deepEqual(rows, fresh(rs, opts), JSON.stringify({ sort: opts.sort, filter: opts.filter, collapsed: [...opts.collapsed], roots: rs.length }));
+    before = rows;
+  }
+  // Asked again with nothing changed: the same row objects.
+  const again = treeRows(steps.at(-1)![0], steps.at(-1)![1]);
+  assert.ok(before !== null && again.length === before.length && again.every((r, i) => r === before![i]));
 });

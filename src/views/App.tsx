@@ -170,7 +170,12 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   // append, a probe) move none: recording them would change nothing, but the dispatch would
   // still run the dashboard's render a second time.
   const observedLast = useRef<readonly ActivityObservation[]>([]);
+  // The counters come from the checkpoints (ours and the remote feeds'): with the same ones, the
+  // walk over every root is skipped.
+  const observedFrom = useRef<{ checkpoints: ModelState['checkpoints']; feeds: typeof feeds } | null>(null);
   useEffect(() => {
+    if (observedFrom.current?.checkpoints === model.checkpoints && observedFrom.current.feeds === feeds) return;
+    observedFrom.current = { checkpoints: model.checkpoints, feeds };
     const observations = observationsOf(snapshot.roots);
     if (sameObservations(observations, observedLast.current)) return;
     observedLast.current = observations;

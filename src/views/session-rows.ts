@@ -97,16 +97,44 @@ export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; 
   const rows: TreeRow[] = [];
   const needle = opts.filter.trim().toLowerCase();
   for (const root of sorted) {
-    const rootMatches = matchesNeedle(root, needle);
-    const lanes = (opts.sort === 'first-limit' ? root.lanes : [...root.lanes].sort(cmp)).filter((l) => rootMatches || matchesNeedle(l, needle));
-    if (!rootMatches && lanes.length === 0) continue;
-    const collapsed = opts.collapsed.has(root.session);
-    rows.push({ id: root.session, view: root, depth: 0, parent: null, last: false, laneCount: root.lanes.length, collapsed, ...(labels ? { home: labels.get(homeKey(root)) ?? root.home } : {}) });
-    if (collapsed) continue;
-    lanes.forEach((lane, i) => {
-      rows.push({ id: lane.session, view: lane, depth: 1, parent: root.session, last: i === lanes.length - 1, laneCount: 0, collapsed: false });
-    });
+    const label = labels ? (labels.get(homeKey(root)) ?? root.home) : undefined;
+    for (const row of rootRows(root, opts.sort, cmp, needle, opts.collapsed.has(root.session), label)) rows.push(row);
   }
+  return rows;
+}
+
+/**
+ * A root's rows — it and its lanes, sorted, filtered, folded — kept per root view while the sort,
+ * the filter, its folding and its label are the same. A root is a new object whenever it or one of
+ * its lanes changed (snapshot.ts), so at 100 appends/s the rows of the ~190 other roots are not
+ * filtered and sorted again on every frame.
+ */
+interface RootRowsMemo {
+  sort: SortMode;
+  needle: string;
+  collapsed: boolean;
+  label: string | undefined;
+  rows: readonly TreeRow[];
+}
+const rootRowsMemo = new WeakMap<SessionView, RootRowsMemo>();
+
+function rootRows(root: SessionView, sort: SortMode, cmp: (a: SessionView, b: SessionView) => number, needle: string, collapsed: boolean, label: string | undefined): readonly TreeRow[] {
+  const m = rootRowsMemo.get(root);
+  if (m && m.sort === sort && m.needle === needle && m.collapsed === collapsed && m.label === label) return m.rows;
+  const rows = rootRowsOf(root, sort, cmp, needle, collapsed, label);
+  rootRowsMemo.set(root, { sort, needle, collapsed, label, rows });
+  return rows;
+}
+
+function rootRowsOf(root: SessionView, sort: SortMode, cmp: (a: SessionView, b: SessionView) => number, needle: string, collapsed: boolean, label: string | undefined): TreeRow[] {
+  const rootMatches = matchesNeedle(root, needle);
+  const lanes = (sort === 'first-limit' ? root.lanes : [...root.lanes].sort(cmp)).filter((l) => rootMatches || matchesNeedle(l, needle));
+  if (!rootMatches && lanes.length === 0) return [];
+  const rows: TreeRow[] = [{ id: root.session, view: root, depth: 0, parent: null, last: false, laneCount: root.lanes.length, collapsed, ...(label !== undefined ? { home: label } : {}) }];
+  if (collapsed) return rows;
+  lanes.forEach((lane, i) => {
+    rows.push({ id: lane.session, view: lane, depth: 1, parent: root.session, last: i === lanes.length - 1, laneCount: 0, collapsed: false });
+  });
   return rows;
 }
 
