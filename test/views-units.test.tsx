@@ -9,6 +9,7 @@ import { clipLine, lineText, windowLines } from '../src/views/line.js';
 import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
 import { treeRows, type TreeRow } from '../src/views/session-rows.js';
 import { layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached } from '../src/views/table-layout.js';
+import { ageText } from '../src/views/cells.js';
 import { displayWidth, fit, sanitize, truncate, wrapWords } from '../src/views/text.js';
 import { drawAxis } from '../src/views/timeline.js';
 import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
@@ -293,6 +294,9 @@ test('row cells, row lines and clipped lines are reused only while nothing they 
   // `now` is in the key: a cache that ignored it would show the checkpoint's age of the last second.
   const web = rows.find((r) => r.id === ID.web)!;
   assert.notEqual(rowCellsCached(web, NOW, false).age.text, rowCellsCached(web, NOW + 5_000, false).age.text);
+  // Another instant with the same age text (a later batch within the second): the same cells.
+  assert.equal(ageText(web.view, NOW + 200), ageText(web.view, NOW + 300));
+  assert.equal(rowCellsCached(web, NOW + 300, false), rowCellsCached(web, NOW + 200, false));
 
   const cells = rowCellsCached(web, NOW, false);
   const wide = layoutColumns([cells], 200);

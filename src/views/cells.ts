@@ -83,6 +83,15 @@ export function sessionCells(v: SessionView, now: number, homeLabel = ''): Recor
         : plain('—'),
     armed: plain(v.held ? 'HELD' : v.armed === true ? 'armed' : v.armed === false ? 'disarmed' : '—'),
     incidents: plain(v.incidents ? String(v.incidents) : '·'),
-    age: plain(v.source.checkpoint ? `${formatAge(checkpointAgeMs(v, now))}${v.source.stale ? '!' : ''}` : v.lastActivityAt !== null ? `~${formatAge(now - v.lastActivityAt)}` : '—'),
+    age: plain(ageText(v, now)),
   };
+}
+
+/**
+ * The one cell of {@link sessionCells} that depends on `now` (every other one reads the view,
+ * whose countdowns the snapshot re-times): the checkpoint's age, or (`~`) the session file's.
+ * Callers that keep cells per view key them on this text.
+ */
+export function ageText(v: SessionView, now: number): string {
+  return v.source.checkpoint ? `${formatAge(checkpointAgeMs(v, now))}${v.source.stale ? '!' : ''}` : v.lastActivityAt !== null ? `~${formatAge(now - v.lastActivityAt)}` : '—';
 }

@@ -6,7 +6,7 @@
  */
 import type { SessionState } from '../model/session-state.js';
 import type { SessionView } from '../model/snapshot.js';
-import { COLUMNS, COLUMN_TITLES, sessionCells, type ColumnId, type Urgency } from './cells.js';
+import { ageText, COLUMNS, COLUMN_TITLES, sessionCells, type ColumnId, type Urgency } from './cells.js';
 import { span, type Line, type Span, type Tone } from './line.js';
 import type { TreeRow } from './session-rows.js';
 import { displayWidth, fit, sanitize } from './text.js';
@@ -130,12 +130,12 @@ function collapsedSuffix(row: TreeRow): string {
 /**
  * The cells of a row that did not change since the last frame. Cells are a function of the
  * session view (the same object from one snapshot to the next while nothing about the session
- * changed), the row's place in the tree, and `now` — the clock's second, the same for every frame
- * until the next tick. A stream of appends redraws the table ~14 times a second with most rows
- * unchanged; each is formatted once per second instead of once per frame.
+ * changed and it has no running clock), the row's place in the tree, and `now` — through the age
+ * cell alone ({@link ageText}). Each batch of appends builds a snapshot at its own instant, so the
+ * key is the age's text, not `now`: the rows it did not touch keep their cells, and their lines.
  */
 interface CellsMemo {
-  now: number;
+  age: string;
   noColor: boolean;
   prefix: string;
   suffix: string;
@@ -144,14 +144,15 @@ interface CellsMemo {
 }
 const cellsMemo = new WeakMap<SessionView, CellsMemo>();
 
-/** {@link rowCells}, reusing the cells of the same view, tree place and `now`. */
+/** {@link rowCells}, reusing the cells of the same view, tree place and age. */
 export function rowCellsCached(row: TreeRow, now: number, noColor: boolean): RowCells {
+  const age = ageText(row.view, now);
   const prefix = treePrefix(row);
   const suffix = collapsedSuffix(row);
   const m = cellsMemo.get(row.view);
-  if (m && m.now === now && m.noColor === noColor && m.prefix === prefix && m.suffix === suffix && m.home === row.home) return m.cells;
+  if (m && m.age === age && m.noColor === noColor && m.prefix === prefix && m.suffix === suffix && m.home === row.home) return m.cells;
   const cells = rowCells(row, now, noColor);
-  cellsMemo.set(row.view, { now, noColor, prefix, suffix, home: row.home, cells });
+  cellsMemo.set(row.view, { age, noColor, prefix, suffix, home: row.home, cells });
   return cells;
 }
 
