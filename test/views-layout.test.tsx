@@ -2,6 +2,7 @@ import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import chalk from 'chalk';
 import { Text } from 'ink';
+import { useRef } from 'react';
 import { useClock } from '../src/views/use-clock.js';
 import { App } from '../src/views/App.js';
 import { displayWidth } from '../src/views/text.js';
@@ -154,4 +155,23 @@ test('the shared clock ticks on period boundaries', async () => {
   const ticks = [...new Set(seen)].slice(1);
   for (const t of ticks) assert.equal(t % 40, 0, `tick at ${t % 40} ms past the boundary`);
   for (let i = 1; i < ticks.length; i++) assert.ok(ticks[i]! > ticks[i - 1]!);
+});
+
+test('the shared clock sleeps as long as the frame asks: no tick one period after a sleep', async () => {
+  const seen: number[] = [];
+  const realClock = () => Date.now();
+  const SLEEP = 200;
+  function Probe() {
+    const wake = useRef<number | undefined>(undefined);
+    const now = useClock({ clock: realClock, periodMs: 40, wakeAt: wake });
+    // Nothing on this frame moves for SLEEP ms after the instant it shows.
+    wake.current = now + SLEEP;
+    seen.push(now);
+    return <Text>{now}</Text>;
+  }
+  const h = renderSized(<Probe />, 40, 5);
+  mounted.push(h);
+  await waitFor(() => new Set(seen).size >= 5, 5000);
+  const ticks = [...new Set(seen)].slice(1);
+  for (let i = 1; i < ticks.length; i++) assert.ok(ticks[i]! - ticks[i - 1]! >= SLEEP, `ticks ${ticks.map((t) => t - ticks[0]!).join(', ')} ms: one came sooner than the frame asked`);
 });

@@ -64,10 +64,13 @@ export function useClock({ clock, tick = true, periodMs = 1000, wakeAt }: ClockO
     };
   }, [clock, tick, periodMs]);
 
-  // After every render: a frame that now moves sooner (new data brought a countdown) wakes sooner.
+  // After every render the wake-up follows what that frame asks for: sooner when it now moves
+  // sooner (new data brought a countdown), later when it moves later. A tick schedules the next
+  // one before its own render has said when that is (with the previous frame's instant), which
+  // woke the clock a second after every sleep for a render that changed nothing.
   useEffect(() => {
     const p = pending.current;
-    if (p && dueAfter(clock()) < p.due - 1) reschedule.current?.();
+    if (p && Math.abs(dueAfter(clock()) - p.due) > 1) reschedule.current?.();
   });
 
   return now;
