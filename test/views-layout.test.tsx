@@ -2,7 +2,7 @@ import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import chalk from 'chalk';
 import { Text } from 'ink';
-import { useRef } from 'react';
+import { useLayoutEffect, useRef, useState } from 'react';
 import { useClock } from '../src/views/use-clock.js';
 import { App } from '../src/views/App.js';
 import { displayWidth } from '../src/views/text.js';
@@ -174,4 +174,31 @@ test('the shared clock sleeps as long as the frame asks: no tick one period afte
   await waitFor(() => new Set(seen).size >= 5, 5000);
   const ticks = [...new Set(seen)].slice(1);
   for (let i = 1; i < ticks.length; i++) assert.ok(ticks[i]! - ticks[i - 1]! >= SLEEP, `ticks ${ticks.map((t) => t - ticks[0]!).join(', ')} ms: one came sooner than the frame asked`);
+});
+
+test('a render that ends past a second boundary keeps the tick for that second', async () => {
+  // A clock under the test's control; the hook's timers are real, their delays taken from it.
+  let fake = 990;
+  const seen: number[] = [];
+  const fakeClock = () => fake;
+  let bump: () => void = () => undefined;
+  function Probe() {
+    const [n, setN] = useState(0);
+    bump = () => setN((x) => x + 1);
+    const now = useClock({ clock: fakeClock });
+    // The second render reads the time at 999.5 and is done at 1000.5, past the boundary.
+    useLayoutEffect(() => {
+      if (n === 1) fake = 1000.5;
+    });
+    seen.push(now);
+    return <Text>{`${now} ${n}`}</Text>;
+  }
+  const h = renderSized(<Probe />, 40, 5);
+  mounted.push(h);
+  // Mounted at 990: the tick for 1000 is due at 1001, ~11 ms away. Now a render at 999.5.
+  fake = 999.5;
+  bump();
+  // Its wake-up is reckoned from when it read the time (due 1001, as before), not from 1000.5
+  // (due 2001: the second 1000 would be shown a whole second late).
+  await waitFor(() => seen.includes(1000), 400, () => `seen ${seen.join(', ')}`);
 });

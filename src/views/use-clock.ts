@@ -25,7 +25,11 @@ export function useClock({ clock, tick = true, periodMs = 1000, wakeAt }: ClockO
   const [now, setNow] = useState(clock);
   const mounted = useRef(false);
   const pending = useRef<{ timer: ReturnType<typeof setTimeout>; due: number } | null>(null);
-  const reschedule = useRef<(() => void) | null>(null);
+  const reschedule = useRef<((from: number) => void) | null>(null);
+  // When this render read the time: its frame's next change is reckoned from here, not from when
+  // its effect runs (a render that ends past a boundary must not move the wake-up past that tick).
+  const renderedAt = useRef(0);
+  renderedAt.current = clock();
 
   /** When to wake: just after the next boundary, or just after `wakeAt` when that is later. */
   const dueAfter = (t: number): number => {
@@ -39,22 +43,22 @@ export function useClock({ clock, tick = true, periodMs = 1000, wakeAt }: ClockO
     if (mounted.current) setNow(clock());
     mounted.current = true;
     if (!tick) return;
-    const schedule = () => {
-      const t = clock();
-      const due = dueAfter(t);
+    /** The next wake-up for a frame drawn at `from` (a due already past fires at once). */
+    const schedule = (from = clock()) => {
+      const due = dueAfter(from);
       const timer = setTimeout(() => {
         pending.current = null;
         // Snap to the boundary: a timer that fires late still shows the second it stands for.
         setNow(Math.floor(clock() / periodMs) * periodMs);
         schedule();
-      }, due - t);
+      }, Math.max(0, due - clock()));
       // A ticking display never keeps the process alive on its own.
       timer.unref?.();
       pending.current = { timer, due };
     };
-    reschedule.current = () => {
+    reschedule.current = (from: number) => {
       if (pending.current) clearTimeout(pending.current.timer);
-      schedule();
+      schedule(from);
     };
     schedule();
     return () => {
@@ -70,7 +74,7 @@ export function useClock({ clock, tick = true, periodMs = 1000, wakeAt }: ClockO
   // woke the clock a second after every sleep for a render that changed nothing.
   useEffect(() => {
     const p = pending.current;
-    if (p && Math.abs(dueAfter(clock()) - p.due) > 1) reschedule.current?.();
+    if (p && Math.abs(dueAfter(renderedAt.current) - p.due) > 1) reschedule.current?.(renderedAt.current);
   });
 
   return now;
