@@ -168,18 +168,16 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
 
   // Record model-event activity each time the model changes a request counter. Most changes (an
   // append, a probe) move none: recording them would change nothing, but the dispatch would
-  // still run the dashboard's render a second time.
-  const observedLast = useRef<readonly ActivityObservation[]>([]);
-  // The counters come from the checkpoints (ours and the remote feeds'): with the same ones, the
-  // walk over every root is skipped.
-  const observedFrom = useRef<{ checkpoints: ModelState['checkpoints']; feeds: typeof feeds } | null>(null);
+  // still run the dashboard's render a second time. The counters come from the checkpoints (ours
+  // and the remote feeds'): with the same ones, even the walk over every root is skipped.
+  const observed = useRef<{ checkpoints: ModelState['checkpoints'] | null; feeds: typeof feeds | null; observations: readonly ActivityObservation[] }>({ checkpoints: null, feeds: null, observations: [] });
   useEffect(() => {
-    if (observedFrom.current?.checkpoints === model.checkpoints && observedFrom.current.feeds === feeds) return;
-    observedFrom.current = { checkpoints: model.checkpoints, feeds };
+    const last = observed.current;
+    if (last.checkpoints === model.checkpoints && last.feeds === feeds) return;
     const observations = observationsOf(snapshot.roots);
-    if (sameObservations(observations, observedLast.current)) return;
-    observedLast.current = observations;
-    dispatch({ type: 'observe', at: clock(), observations });
+    const same = sameObservations(observations, last.observations);
+    observed.current = { checkpoints: model.checkpoints, feeds, observations: same ? last.observations : observations };
+    if (!same) dispatch({ type: 'observe', at: clock(), observations });
   }, [model.version]); // only a model change can change a counter
 
   // Hand confirmed owner actions to the action port, once each.
