@@ -142,13 +142,19 @@ test('a start read partly on a worker thread ends with exactly the model of a st
   const given: ReadJobInput[] = [];
   const answered: number[] = [];
   const spy = (input: ReadJobInput): ReadJob => {
-    given.push(input);
+    const items = [...input.items];
+    given.push({ ...input, items });
     const job = readInWorker(input);
-    return { stop: job.stop, result: job.result.then((r) => (answered.push(r?.length ?? -1), r)) };
+    return {
+      stop: job.stop,
+      add: (more, last) => (items.push(...more), job.add(more, last)),
+      result: job.result.then((r) => (answered.push(r?.length ?? -1), r)),
+    };
   };
   const cacheDir = path.join(base, 'cache');
   const two = await modelAfterStart(manifest.home, { workerMinFiles: 0, readJob: spy, cacheDir });
   assert.equal(given.length, 1, 'the worker was started');
+  assert.equal(given[0]!.more, true, 'before the walk of the rest, so more was handed to it after');
   const sessionsGiven = given[0]!.items.filter(([k]) => k === 'session').length;
   assert.ok(sessionsGiven > 0 && given[0]!.items.some(([k]) => k === 'incident'), `it was given sessions (${sessionsGiven}) and incidents`);
   assert.deepEqual(answered, [given[0]!.items.length], 'and answered every item');
@@ -159,6 +165,17 @@ test('a start read partly on a worker thread ends with exactly the model of a st
   const warm = await modelAfterStart(manifest.home, { workerMinFiles: Infinity, cacheDir, counter });
   assert.equal(counter.bytesRead, 0, 'a warm start after it reads no session data');
   assert.deepEqual(warm, one);
+
+  // With every session answered by the cache the worker is not started before the walk of the
+  // rest; if it is wanted after it (here: any number of files), it is given everything at once.
+  given.length = 0;
+  answered.length = 0;
+  const late = await modelAfterStart(manifest.home, { workerMinFiles: 0, readJob: spy, cacheDir });
+  assert.equal(given.length, 1, 'the worker was started');
+  assert.equal(given[0]!.more, false, 'after the walk, with nothing to follow');
+  assert.equal(given[0]!.items.filter(([k]) => k === 'session').length, 0, 'no session: the cache answers them');
+  assert.deepEqual(answered, [given[0]!.items.length]);
+  assert.deepEqual(late, one);
 });
 
 test('a worker that fails (or cannot start): the start reads everything itself, with the same result', async (t) => {
@@ -167,7 +184,7 @@ test('a worker that fails (or cannot start): the start reads everything itself, 
   let asked = 0;
   const failing = (): ReadJob => {
     asked++;
-    return { result: Promise.resolve(null), stop: () => undefined };
+    return { result: Promise.resolve(null), add: () => undefined, stop: () => undefined };
   };
   const two = await modelAfterStart(manifest.home, { workerMinFiles: 0, readJob: failing });
   assert.equal(asked, 1);

@@ -49,8 +49,11 @@ export interface HomeReaderOptions {
   workerMinFiles?: number;
   /** Starts the worker's reads (tests inject failures here). */
   readJob?: (input: ReadJobInput) => ReadJob;
-  /** Start-up stages, for the benchmark's timing marks: the session list is out; the checkpoints are read. */
-  onStage?: (stage: 'listed' | 'checkpoints') => void;
+  /**
+   * Start-up stages, for the benchmark's timing marks: the session list is out; the checkpoints are
+   * read; this thread's session tails are read; the worker's results are in.
+   */
+  onStage?: (stage: 'listed' | 'checkpoints' | 'tails' | 'worker') => void;
   /**
    * Backstop sweep interval. Default: adaptive — at least 5 s, and long enough that the sweep (a
    * walk of the whole home) costs under 0.1% of a core; files changed in the last 15 minutes are
@@ -302,6 +305,24 @@ export class HomeReader {
     this.opts.onStage('checkpoints');
     this.flush();
 
+    // What the cache does not answer of the sessions. When that is a big share (a cold start of a
+    // big home), a worker thread starts on the oldest of them now, while this thread walks the rest
+    // of the home (not before the checkpoints: it would delay them); the incidents, lane statuses
+    // and receipts the cache does not answer either are handed to it after that walk.
+    const uncached = sessions.filter((f) => this.cache?.get(f.file) === undefined);
+    const share = (list: readonly FoundFile[]) => list.slice(Math.floor(list.length * (1 - WORKER_SESSION_SHARE)));
+    const readJob = (list: readonly FoundFile[], more: boolean, small: ReadJobInput['items'] = []) =>
+      this.opts.readJob({
+        home: this.home,
+        items: [...list.map((f) => ['session', f.file] as ['session', string]), ...small],
+        scanMaxBytes: this.opts.startScanBytes,
+        incompleteGraceMs: this.opts.incompleteGraceMs,
+        more,
+      });
+    let workerSessions = uncached.length >= this.opts.workerMinFiles ? share(uncached) : [];
+    let job = workerSessions.length > 0 ? readJob(workerSessions, true) : null;
+    this.readJob = job;
+
     const later = await more(LATER_ROOTS);
     this.walkMs = walkMs;
     const walk = { files: [...listed.files, ...live.files, ...later.files], dirs: [...listed.dirs, ...live.dirs, ...later.dirs], problems: [...listed.problems, ...live.problems, ...later.problems] };
@@ -327,18 +348,13 @@ export class HomeReader {
       return !hit;
     });
     await this.breathe();
-    const uncached = sessions.filter((f) => this.cache?.get(f.file) === undefined);
-    const useWorker = toRead.length + uncached.length >= this.opts.workerMinFiles;
-    const workerSessions = useWorker ? uncached.slice(Math.floor(uncached.length * (1 - WORKER_SESSION_SHARE))) : [];
-    const job = useWorker
-      ? this.opts.readJob({
-          home: this.home,
-          items: [...workerSessions.map((f) => ['session', f.file] as ['session', string]), ...toRead.map(({ kind, f }) => [kind, f.file] as [SmallFileKind, string])],
-          scanMaxBytes: this.opts.startScanBytes,
-          incompleteGraceMs: this.opts.incompleteGraceMs,
-        })
-      : null;
-    this.readJob = job;
+    const smallItems = toRead.map(({ kind, f }) => [kind, f.file] as [SmallFileKind, string]);
+    if (job) job.add(smallItems, true);
+    else if (toRead.length + uncached.length >= this.opts.workerMinFiles) {
+      workerSessions = share(uncached);
+      job = readJob(workerSessions, false, smallItems);
+      this.readJob = job;
+    }
     const inWorker = new Set(workerSessions.map((f) => f.file));
 
     let read = 0;
@@ -357,8 +373,10 @@ export class HomeReader {
     };
     await readSessions(sessions.filter((f) => !inWorker.has(f.file)));
     if (this.stopped) return;
+    this.opts.onStage('tails');
     // The worker's results (null: it failed; everything is then read here).
     const results: ReadJobResult[] = (job ? await job.result : null) ?? [];
+    if (job) this.opts.onStage('worker');
     this.readJob = null;
     workerSessions.forEach((f, i) => {
       const r = results[i];

@@ -20,15 +20,28 @@ export interface ReadJobInput {
   /** As the main thread's session readers: how far a start searches before a tail window. */
   scanMaxBytes: number;
   incompleteGraceMs: number;
+  /** More items will follow (`ReadJob.add`): the worker waits for them after these. */
+  more?: boolean;
 }
 
 /** One item's result: a record file's read, or a session file's cache entry (null: read it here). */
 export type ReadJobResult = SmallFileRead<unknown> | { entry: CachedSessionFile | null };
 
-/** A read in progress; `result` resolves to one result per item (in order), or null on failure. */
+/**
+ * A read in progress; `result` resolves to one result per item (in order, the added ones after
+ * the first), or null on failure.
+ */
 export interface ReadJob {
   result: Promise<ReadJobResult[] | null>;
+  /** For a job started with `more`: items read after those given so far; `last`: nothing follows. */
+  add(items: ReadJobInput['items'], last: boolean): void;
   stop(): void;
+}
+
+/** What the main thread posts to a worker started with `more`. */
+export interface ReadJobMore {
+  items: ReadJobInput['items'];
+  last: boolean;
 }
 
 /**
@@ -55,10 +68,11 @@ export function readInWorker(input: ReadJobInput): ReadJob {
     // No timing file in the worker: its marks would interleave with the dashboard's.
     worker = new Worker(workerFile(), { workerData: input, env: { ...process.env, LOOP_DASH_TIMING: '' } });
   } catch {
-    return { result: Promise.resolve(null), stop: () => undefined };
+    return { result: Promise.resolve(null), add: () => undefined, stop: () => undefined };
   }
   const results: ReadJobResult[] = [];
-  const complete = () => (results.length === input.items.length ? results : null);
+  let expected = input.items.length;
+  const complete = () => (results.length === expected ? results : null);
   const result = new Promise<ReadJobResult[] | null>((resolve) => {
     worker.on('message', (batch: ReadJobResult[] | null) => {
       if (batch === null) resolve(complete());
@@ -67,5 +81,12 @@ export function readInWorker(input: ReadJobInput): ReadJob {
     worker.on('error', () => resolve(null));
     worker.on('exit', () => resolve(complete()));
   });
-  return { result, stop: () => void worker.terminate() };
+  return {
+    result,
+    add: (items, last) => {
+      expected += items.length;
+      worker.postMessage({ items, last } satisfies ReadJobMore);
+    },
+    stop: () => void worker.terminate(),
+  };
 }

@@ -5,13 +5,14 @@
  * what a later start would resume from — so the main thread takes it as a warm start does,
  * without reading the file again; a record file comes back as its reader's result.
  *
- * Input (`workerData`): {@link ReadJobInput}. Output: one result per item, in order, posted in
+ * Input (`workerData`): {@link ReadJobInput}, and with `more` further items posted as
+ * {@link ReadJobMore} until one says `last`. Output: one result per item, in order, posted in
  * batches; `null` once all are sent.
  */
 import { readlinkSync } from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ReadJobInput, ReadJobResult } from './read-pool.js';
+import type { ReadJobInput, ReadJobMore, ReadJobResult } from './read-pool.js';
 import { SessionFileReader } from './session-file.js';
 import { SMALL_FILE_READERS } from './small-file-kinds.js';
 
@@ -28,8 +29,28 @@ try {
 
 const input = workerData as ReadJobInput;
 const BATCH = 200;
+// The items in order: those given at the start, then (`more`) those posted after, until `last`.
+const queue = [...input.items];
+let ended = !input.more;
+let wake: (() => void) | null = null;
+const onMore = (m: ReadJobMore) => {
+  queue.push(...m.items);
+  if (m.last) ended = true;
+  wake?.();
+};
+if (!ended) parentPort?.on('message', onMore);
 let batch: ReadJobResult[] = [];
-for (const [kind, file] of input.items) {
+for (let next = 0; ; ) {
+  if (next === queue.length) {
+    // Nothing left to read: what was read so far goes back now, then wait for more (or stop).
+    if (batch.length > 0) parentPort?.postMessage(batch);
+    batch = [];
+    if (ended) break;
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = null;
+    continue;
+  }
+  const [kind, file] = queue[next++]!;
   if (kind === 'session') {
     const reader = new SessionFileReader(input.home, file, { now: () => Date.now(), scanMaxBytes: input.scanMaxBytes, incompleteGraceMs: input.incompleteGraceMs });
     const r = await reader.update();
@@ -43,5 +64,5 @@ for (const [kind, file] of input.items) {
     batch = [];
   }
 }
-parentPort?.postMessage(batch);
+parentPort?.off('message', onMore);
 parentPort?.postMessage(null);
