@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cwdSlug, stateLogPathFromReport, utcStamp } from '../src/contract/paths.js';
 import { isSafeSessionId } from '../src/contract/control.js';
+import { readFileSync } from 'node:fs';
+import { LIVE_INTERRUPT_BUDGET, START_INTERRUPT_BUDGET } from '../src/app/tiering.js';
 
 test('cwd slug follows pi', () => {
   assert.equal(cwdSlug('/home/u/repo'), '--home-u-repo--');
@@ -18,4 +20,10 @@ test('session ids with separators are unsafe', () => {
   assert.equal(isSafeSessionId('../etc'), false);
   assert.equal(isSafeSessionId('a/b'), false);
   assert.equal(isSafeSessionId('a..b'), false);
+});
+
+test('the launcher raises V8\'s interrupt budget for the start to the value tiering.ts names, above the one it restores', () => {
+  const bin = readFileSync(new URL('../../bin/loop-dash.js', import.meta.url), 'utf8');
+  assert.ok(bin.includes(`'--interrupt-budget=${START_INTERRUPT_BUDGET}'`), 'bin/loop-dash.js sets START_INTERRUPT_BUDGET');
+  assert.ok(START_INTERRUPT_BUDGET > LIVE_INTERRUPT_BUDGET);
 });
