@@ -13,8 +13,12 @@ import { CHECKPOINT_STALE_MS, type SessionView, type Snapshot } from '../model/s
 import type { TreeRow } from './session-rows.js';
 import type { ViewState } from './view-state.js';
 
-/** The longest the clock sleeps while nothing on screen moves. */
-export const MAX_SLEEP_MS = 30_000;
+/**
+ * The longest the clock sleeps while nothing on screen moves: a minute, as the header's clock (so
+ * an idle dashboard draws once a minute; with 30 s it also drew at :30, a frame that changed
+ * nothing — measured 2026-12-01).
+ */
+export const MAX_SLEEP_MS = 60_000;
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
