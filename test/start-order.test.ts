@@ -11,7 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -23,6 +23,8 @@ import { readInWorker, type ReadJob, type ReadJobInput } from '../src/readers/re
 import { createReadCounter } from '../src/readers/read-counter.js';
 import { relativeInside } from '../src/readers/rel-path.js';
 import { scanBackward } from '../src/readers/tailer.js';
+import { sessionCacheFile } from '../src/readers/session-cache.js';
+import { createLiveStore } from '../src/app/live-store.js';
 import { processStartIdentity } from '../src/readers/process-probe.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -247,4 +249,29 @@ test('after the list a start waits for its afterList promise (the dashboard load
   const took = performance.now() - t0;
   assert.ok(took >= 1_000, `waited for the bound (${took.toFixed(0)} ms)`);
   await again.stop();
+});
+
+test('a start\'s background work (the first cache write, the search before the tails) waits for its beforeBackground promise: the live store opens it once the start is published', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const cacheDir = path.join(base, 'cache');
+  const cacheFile = sessionCacheFile(cacheDir, manifest.home);
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const reader = new HomeReader({ home: manifest.home, emit: () => undefined, now: () => NOW, host: 'test-host', cacheDir });
+  t.after(() => reader.stop());
+  await reader.start({ beforeBackground: gate });
+  // Read, but not yet written down: the cache does not appear while the gate is shut.
+  await assert.rejects(waitFor(() => existsSync(cacheFile), 'the cache file', 500), /timed out/, 'no cache write before the gate opens');
+  release();
+  await reader.background();
+  assert.ok(existsSync(cacheFile), 'written once it opens');
+
+  // Through the live store: its start resolves once the start is published, and the readers'
+  // background work follows without anyone opening a gate.
+  const store = createLiveStore([manifest.home], { now: () => NOW, host: 'test-host', cacheDir: path.join(base, 'cache-store') });
+  t.after(() => store.stop());
+  await store.start();
+  assert.equal(store.getState().progress.get(path.resolve(manifest.home))?.done, true, 'published when start resolves');
+  await store.background();
+  assert.ok(existsSync(sessionCacheFile(path.join(base, 'cache-store'), manifest.home)), 'the store\'s readers wrote their cache');
 });

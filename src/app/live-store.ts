@@ -11,7 +11,10 @@ import { afterInput, nextTurn } from '../readers/time-slices.js';
 export interface LiveStore {
   getState(): ModelState;
   subscribe(listener: () => void): () => void;
-  /** Starts every home reader; resolves when each home has been read once (`afterList`: see HomeReader.start). */
+  /**
+   * Starts every home reader; resolves when each home has been read once and that is published
+   * (`afterList`: see HomeReader.start). The readers' background work begins after that.
+   */
   start(opts?: { afterList?: Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
   /** Events folded in so far (for diagnostics and benchmarks). */
@@ -58,10 +61,19 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       return () => listeners.delete(listener);
     },
     async start(startOpts) {
-      await Promise.all(readers.map((r) => r.start(startOpts)));
-      // Resolves once what was read is published (the pending turns come first).
-      while (!told) await nextTurn();
-      if (timing.enabled) timing.ready(state.version);
+      // The readers' background work (a whole cache write, the first chunks of the search) waits
+      // until the start is published: it came before the frame that shows the home read (and its
+      // reads were counted in the start's).
+      let published: () => void = () => undefined;
+      const beforeBackground = new Promise<void>((resolve) => (published = resolve));
+      try {
+        await Promise.all(readers.map((r) => r.start({ ...startOpts, beforeBackground })));
+        // Resolves once what was read is published (the pending turns come first).
+        while (!told) await nextTurn();
+        if (timing.enabled) timing.ready(state.version);
+      } finally {
+        published();
+      }
     },
     async stop() {
       await Promise.all(readers.map((r) => r.stop()));

@@ -237,9 +237,11 @@ export class HomeReader {
   /**
    * Reads the whole home once; resolves when every known file has been read. `afterList`: once
    * every session is listed (and drawn), the rest of the start waits for it — the dashboard loads
-   * Ink then — for at most AFTER_LIST_WAIT_MS.
+   * Ink then — for at most AFTER_LIST_WAIT_MS. `beforeBackground`: the one-time background work
+   * (the first cache write, the search before the tails) waits for it — the live store resolves
+   * it once what the start read is published (and drawn), so that work does not hold up the frame.
    */
-  async start(opts: { afterList?: Promise<unknown> } = {}): Promise<void> {
+  async start(opts: { afterList?: Promise<unknown>; beforeBackground?: Promise<unknown> } = {}): Promise<void> {
     this.slices.restart();
     await this.loadSettings();
     // Watch each directory just before the walk lists it (A5): whatever appears or changes after
@@ -423,7 +425,9 @@ export class HomeReader {
         ...(this.cache ? [{ everyMs: CACHE_SAVE_MS, run: () => this.saveCache() }] : []),
       ]);
       // Remember what was read, then search the long files' middles in the background.
-      this.deepScanning = this.saveCache().then(() => this.deepScan());
+      this.deepScanning = Promise.resolve(opts.beforeBackground)
+        .then(() => this.saveCache())
+        .then(() => this.deepScan());
     } else {
       await this.saveCache();
     }
