@@ -34,7 +34,8 @@ const queue = [...input.items];
 let ended = !input.more;
 let wake: (() => void) | null = null;
 const onMore = (m: ReadJobMore) => {
-  queue.push(...m.items);
+  // One by one: a home's tens of thousands of incidents are too many arguments for one push.
+  for (const item of m.items) queue.push(item);
   if (m.last) ended = true;
   wake?.();
 };
