@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureHome, refreshLiveCheckpoints } from './gen-home.mjs';
-import { firstMark, median, repo, sleep, startSleeper, waitFor } from './lib.mjs';
+import { firstMark, median, repo, sleep, startFrames, startSleeper, waitFor } from './lib.mjs';
 
 const argv = process.argv.slice(2);
 const base = argv.find((a) => !a.startsWith('--'));
@@ -45,11 +45,7 @@ async function startOnce(lib, tree, home, cold) {
   try {
     await app.waitOutput(/loop-dash/, 30_000);
     const populated = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.p), 'populated frame', 120_000, 5);
-    const marks = app.marks();
-    const list = firstMark(marks, (m) => m.ev === 'frame' && m.r > 0);
-    const cp = firstMark(marks, (m) => m.ev === 'checkpoints');
-    const cpModel = cp ? firstMark(marks, (m) => m.ev === 'model', cp.t) : null;
-    const withCheckpoints = cpModel ? firstMark(marks, (m) => m.ev === 'frame' && m.v >= cpModel.v, cpModel.t) : null;
+    const { list, withCheckpoints } = startFrames(app.marks());
     return { list: list ? list.t - app.t0 : NaN, checkpoints: withCheckpoints ? withCheckpoints.t - app.t0 : NaN, populated: populated.t - app.t0 };
   } finally {
     await app.quit();

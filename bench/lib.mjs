@@ -247,6 +247,19 @@ export function firstMark(marks, pred, from = -Infinity) {
 }
 
 /** Index: for each session file, its [size, t, version] model marks in order. */
+/**
+ * A start's frames from its marks: the first frame listing sessions, and the first frame drawn
+ * from a model holding every checkpoint (the reader marks `checkpoints` just before it sends
+ * them); null when not (yet) drawn.
+ */
+export function startFrames(marks) {
+  const list = firstMark(marks, (m) => m.ev === 'frame' && m.r > 0);
+  const cp = firstMark(marks, (m) => m.ev === 'checkpoints');
+  const cpModel = cp ? firstMark(marks, (m) => m.ev === 'model', cp.t) : null;
+  const withCheckpoints = cpModel ? firstMark(marks, (m) => m.ev === 'frame' && m.v >= cpModel.v, cpModel.t) : null;
+  return { list, withCheckpoints };
+}
+
 export function modelIndex(marks) {
   const byFile = new Map();
   for (const m of marks) {

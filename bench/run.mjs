@@ -30,6 +30,7 @@ import {
   repo,
   sleep,
   startApp,
+  startFrames,
   startSleeper,
   waitFor,
 } from './lib.mjs';
@@ -138,12 +139,8 @@ async function startOnce(home, { cold, keys = false, sample = false, settleMs = 
     const mem = procMem(pid);
     const fds = procFds(pid);
     const marks = app.marks();
-    const firstList = firstMark(marks, (m) => m.ev === 'frame' && m.r > 0);
-    // The first frame drawn from a model holding every checkpoint (the live requests' clocks): the
-    // reader marks 'checkpoints' just before it sends them.
-    const cpMark = firstMark(marks, (m) => m.ev === 'checkpoints');
-    const cpModel = cpMark ? firstMark(marks, (m) => m.ev === 'model', cpMark.t) : null;
-    const withCheckpoints = cpModel ? firstMark(marks, (m) => m.ev === 'frame' && m.v >= cpModel.v, cpModel.t) : null;
+    // The first frame listing sessions; the first drawn with every checkpoint (the live requests' clocks).
+    const { list: firstList, withCheckpoints } = startFrames(marks);
     const keyLat = [];
     for (let i = 0; i < sent.length; i++) {
       const f = firstMark(marks, (m) => m.ev === 'frame' && m.k >= i + 1, sent[i]);

@@ -165,10 +165,9 @@ function naturalWidth(rows: readonly RowCells[], id: ColumnId, compact: boolean)
 
 /** Lay out the columns for rows of cells in `width` terminal cells. */
 export function layoutColumns(rows: readonly RowCells[], width: number): TableLayout {
-  const natural = (id: ColumnId, compact: boolean) => naturalWidth(rows, id, compact);
   // The home column only when some row has a home label (several homes or machines).
   const shown = COLUMNS.filter((id) => id !== 'home' || rows.some((r) => r.home.text !== ''));
-  let columns: LaidColumn[] = shown.map((id) => ({ id, width: natural(id, false), compact: false }));
+  let columns: LaidColumn[] = shown.map((id) => ({ id, width: naturalWidth(rows, id, false), compact: false }));
   const dropped: ColumnId[] = [];
   const avail = width - GUTTER;
   const total = () => columns.reduce((n, c) => n + c.width, 0) + GAP * Math.max(0, columns.length - 1);
@@ -177,7 +176,7 @@ export function layoutColumns(rows: readonly RowCells[], width: number): TableLa
     if (total() <= avail) break;
     const col = columns.find((c) => c.id === id)!;
     col.compact = true;
-    col.width = natural(id, true);
+    col.width = naturalWidth(rows, id, true);
   }
   const shrink = (limits: Partial<Record<ColumnId, number>>) => {
     for (const col of columns) {
@@ -198,7 +197,7 @@ export function layoutColumns(rows: readonly RowCells[], width: number): TableLa
   for (const id of ['name', 'model'] as const) {
     const col = columns.find((c) => c.id === id);
     if (!col) continue;
-    const want = natural(id, col.compact);
+    const want = naturalWidth(rows, id, col.compact);
     if (col.width < want) col.width = Math.min(want, col.width + Math.max(0, avail - total()));
   }
   return { columns, dropped };
