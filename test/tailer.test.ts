@@ -7,6 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { createReadCounter, readAt } from '../src/readers/read-counter.js';
 import { FileTailer, HEAD_FINGERPRINT_BYTES, scanBackward } from '../src/readers/tailer.js';
+import { msFromNs } from '../src/readers/time-value.js';
 
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-tailer-'));
 const texts = (lines: { text: string }[]): string[] => lines.map((l) => l.text);
@@ -315,4 +316,21 @@ test('property: scanBackward agrees with a naive search for any chunk size', asy
     ),
     { numRuns: 200 },
   );
+});
+
+test('a bigint stat\'s mtime in ms is exactly the plain stat\'s mtimeMs (a walk and a tailer agree on a file\'s mtime)', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-mtime-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (let i = 0; i < 300; i++) {
+    const file = path.join(dir, `f${i}`);
+    fs.writeFileSync(file, String(i));
+    const plain = fs.statSync(file).mtimeMs;
+    const ns = fs.statSync(file, { bigint: true }).mtimeNs;
+    assert.equal(msFromNs(ns), plain, `file ${i}: ${ns} ns`);
+  }
+  // The tailer reports the same mtime as a plain stat of the file it read.
+  const file = path.join(dir, 'tailed');
+  fs.writeFileSync(file, 'a line\n');
+  const tailer = new FileTailer(file);
+  return tailer.poll().then((r) => assert.equal(r.mtimeMs, fs.statSync(file).mtimeMs));
 });

@@ -24,6 +24,7 @@ import { parseSessionPath } from './session-path.js';
 import { readHomeSettings } from './settings-file.js';
 import { StateLogReader } from './state-log.js';
 import { TimeSlices } from './time-slices.js';
+import { msFromNs } from './time-value.js';
 import { createWatchBackend, type FileStamp, type WatchBackend, type WatchFactory } from './watch-backend.js';
 
 export interface HomeReaderOptions {
@@ -718,7 +719,7 @@ export class HomeReader {
     const seen = reader.facts();
     try {
       const st = statSync(file, { bigint: true, throwIfNoEntry: false });
-      return !st || Number(st.size) !== seen.size || Number(st.mtimeNs) / 1e6 !== seen.mtimeMs;
+      return !st || Number(st.size) !== seen.size || msFromNs(st.mtimeNs) !== seen.mtimeMs;
     } catch {
       return true;
     }

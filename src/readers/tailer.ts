@@ -7,6 +7,7 @@ import { closeSync, fstatSync, openSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { DEFAULT_MAX_LINE_BYTES, LineAssembler, type AssembledLine, type PendingLine } from './line-assembler.js';
 import { READ_FLAGS, readAt, readInto, type ReadCounter } from './read-counter.js';
+import { msFromNs } from './time-value.js';
 
 /**
  * A poll with at most this much to read reads synchronously (a few µs on a file in the page
@@ -156,7 +157,7 @@ export class FileTailer {
     const st = fstatSync(handle, { bigint: true });
     if (!st.isFile()) return this.empty({ error: 'not a regular file' });
     const size = Number(st.size);
-    const mtimeMs = Number(st.mtimeNs) / 1e6;
+    const mtimeMs = msFromNs(st.mtimeNs);
     let probeBytes = 0;
     let reset: TailReset | null = null;
     let head: Buffer | null = null;
@@ -243,7 +244,7 @@ export class FileTailer {
       reset: null,
       gone: extra.gone ?? false,
       size: extra.gone ? 0 : Math.max(0, this.lastSize),
-      mtimeMs: extra.gone || this.lastMtimeNs < 0n ? 0 : Number(this.lastMtimeNs) / 1e6,
+      mtimeMs: extra.gone || this.lastMtimeNs < 0n ? 0 : msFromNs(this.lastMtimeNs),
       bytesRead: 0,
       probeBytes: 0,
       pending: this.assembler.pending(),

@@ -38,3 +38,15 @@ export function epochMsFromStamp(name: string): number | null {
   const ms = Date.parse(`${m[1]}T${m[2]}:${m[3]}:${m[4]}${frac}Z`);
   return Number.isFinite(ms) ? ms : null;
 }
+
+const NS_PER_S = 1_000_000_000n;
+
+/**
+ * Epoch ms of a nanosecond stat time (`fs.*Sync(…, { bigint: true })`), computed as Node computes
+ * `mtimeMs` for a plain stat (seconds × 1e3 + nanoseconds / 1e6). `Number(ns) / 1e6` rounds the
+ * 19-digit nanoseconds first and differs from it in the last bits, so a file's mtime read by a
+ * walk and by a descriptor's bigint stat compared unequal.
+ */
+export function msFromNs(ns: bigint): number {
+  return Number(ns / NS_PER_S) * 1e3 + Number(ns % NS_PER_S) / 1e6;
+}
