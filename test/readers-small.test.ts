@@ -488,23 +488,77 @@ test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slice
   const dir = tmpHome();
   const home = path.join(tmpHome(), 'home');
   const compact = (e: { n: number; text: string }) => ({ n: e.n, text: e.text });
+  const key = (i: number) => path.join(home, 'sessions', `--r${i % 7}--`, `s${i}.jsonl`);
   const cache = await SessionCache.open<{ n: number; text: string }>(dir, home, 'writer-1', compact);
   assert.equal(cache.size, 0);
-  for (let i = 0; i < 2_000; i++) cache.set(path.join(home, 'sessions', `--r${i % 7}--`, `s${i}.jsonl`), { n: i, text: 'é'.repeat(i % 50) });
+  for (let i = 0; i < 2_000; i++) cache.set(key(i), { n: i, text: 'é'.repeat(i % 50) });
   await cache.save();
   const file = sessionCacheFile(dir, home);
   const again = await SessionCache.open<{ n: number; text: string }>(dir, home, 'writer-1', compact);
+  await again.loadRest();
   assert.equal(again.size, 2_000);
-  for (const i of [0, 399, 400, 1_234, 1_999]) assert.deepEqual(again.get(path.join(home, 'sessions', `--r${i % 7}--`, `s${i}.jsonl`)), { n: i, text: 'é'.repeat(i % 50) });
+  for (const i of [0, 399, 400, 1_234, 1_999]) assert.deepEqual(again.get(key(i)), { n: i, text: 'é'.repeat(i % 50) });
   assert.deepEqual(fs.readdirSync(dir), [path.basename(file)], 'no temporary file is left behind');
   // Another writer or another home: not ours.
   assert.equal((await SessionCache.open(dir, home, 'writer-2')).size, 0);
   fs.copyFileSync(file, sessionCacheFile(dir, path.join(home, 'other')));
-  assert.equal((await SessionCache.open(dir, path.join(home, 'other'), 'writer-1')).size, 0);
-  // Cut short inside a slice: empty, never half a cache.
+  const other = await SessionCache.open(dir, path.join(home, 'other'), 'writer-1');
+  await other.loadRest();
+  assert.equal(other.size, 0);
+  // Cut short inside a slice: the whole slices before the cut (each entry stands on its own and
+  // is checked against its file), never part of a slice.
   const whole = fs.readFileSync(file);
   fs.writeFileSync(file, whole.subarray(0, Math.floor(whole.length * 0.6)));
-  assert.equal((await SessionCache.open(dir, home, 'writer-1')).size, 0);
+  const cut = await SessionCache.open<{ n: number; text: string }>(dir, home, 'writer-1');
+  await cut.loadRest();
+  assert.ok(cut.size > 0 && cut.size < 2_000 && cut.size % 400 === 0, `whole slices only (${cut.size} entries)`);
+  for (let i = 0; i < 2_000; i++) {
+    const e = cut.get(key(i));
+    if (e) assert.deepEqual(e, { n: i, text: 'é'.repeat(i % 50) });
+  }
   fs.writeFileSync(file, Buffer.from('not a cache at all'));
-  assert.equal((await SessionCache.open(dir, home, 'writer-1')).size, 0);
+  const bad = await SessionCache.open(dir, home, 'writer-1');
+  await bad.loadRest();
+  assert.equal(bad.size, 0);
+});
+
+test('the session cache front: written first, loaded alone by open (the rest by loadRest, a slice per turn); an entry set meanwhile is kept; no save until the rest is loaded', async () => {
+  type E = { n: number; front: boolean };
+  const dir = tmpHome();
+  const home = path.join(tmpHome(), 'home');
+  const key = (i: number) => path.join(home, 'x', `f${i}.json`);
+  const front = (e: E) => e.front;
+  const cache = await SessionCache.open<E>(dir, home, 'w', (e) => e, front);
+  // Front entries interleaved with the rest: 300 of 1 500.
+  for (let i = 0; i < 1_500; i++) cache.set(key(i), { n: i, front: i % 5 === 0 });
+  await cache.save();
+  const file = sessionCacheFile(dir, home);
+
+  const warm = await SessionCache.open<E>(dir, home, 'w', (e) => e, front);
+  assert.equal(warm.size, 300, 'open loads the front alone');
+  for (let i = 0; i < 1_500; i++) assert.deepEqual(warm.get(key(i)), i % 5 === 0 ? { n: i, front: true } : undefined, `entry ${i} after open`);
+  // Set before the rest is loaded: newer than the file's, and nothing is written meanwhile.
+  warm.set(key(1), { n: -1, front: false });
+  const before = fs.readFileSync(file);
+  await warm.save();
+  assert.deepEqual(fs.readFileSync(file), before, 'no save while the rest is unloaded');
+  let turns = 0;
+  await warm.loadRest(async () => {
+    turns++;
+    await new Promise((r) => setImmediate(r));
+  });
+  assert.equal(warm.size, 1_500);
+  assert.equal(turns, 2, 'the rest (1 200 entries, 3 slices) gives a turn between slices');
+  assert.deepEqual(warm.get(key(1)), { n: -1, front: false }, 'the entry set meanwhile is kept');
+  assert.deepEqual(warm.get(key(2)), { n: 2, front: false });
+  await warm.save();
+  const next = await SessionCache.open<E>(dir, home, 'w', (e) => e, front);
+  await next.loadRest();
+  assert.deepEqual(next.get(key(1)), { n: -1, front: false }, 'saved once the rest was loaded');
+
+  // Closed before the rest is loaded: loadRest then adds nothing.
+  const closed = await SessionCache.open<E>(dir, home, 'w', (e) => e, front);
+  closed.close();
+  await closed.loadRest();
+  assert.equal(closed.size, 300);
 });

@@ -1,8 +1,9 @@
 /**
  * The order a start reads a home in (docs/PERFORMANCE.md, "The session list first"): the first
  * batch the reader emits lists every session and nothing else of substance; the checkpoints
- * follow (newest first), before any incident, lane status or session byte; a cached start lists
- * from the paths first and then what the cache remembers. Also the two helpers that keep that
+ * follow (newest first), before any incident, lane status or session byte; a cached start draws
+ * the checkpoints the cache answers with the list (no read), then what the cache remembers of
+ * the sessions. Also the two helpers that keep that
  * first batch cheap: `relativeInside` (same answers as `path.relative`) and `scanBackward`, which
  * does not open a file it has nothing to search in. And the second reader of a big start: a start
  * read partly on a worker thread (or whose worker fails) ends with exactly the model of a start
@@ -11,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -74,23 +75,42 @@ test('a start lists every session in its first batch, then the checkpoints newes
   assert.ok(read > cp, `session tails (batch ${read}) after the checkpoints (batch ${cp})`);
 });
 
-test('a cached start lists from the paths first, then what the cache remembers, before reading any file', async (t) => {
+test('a cached start draws the checkpoints the cache answers with the list (a stat each, no read), then the sessions as the cache remembers them, before reading any file', async (t) => {
   const { base, manifest } = await demoHome(t);
   const cacheDir = path.join(base, 'cache');
+  const checkpoints = manifest.sessions.flatMap((s) => (s.checkpoint ? [s.checkpoint] : []));
+  assert.ok(checkpoints.length >= 3, 'the demo home has checkpoints');
+  // Whole-second mtimes, so the one rewritten below gets its exact mtime back.
+  checkpoints.forEach((file, i) => utimesSync(file, (NOW - i * 60_000) / 1000, (NOW - i * 60_000) / 1000));
   const cold = await batchesOf(manifest.home, cacheDir);
+  // Rewritten behind the cache's back, same size, mtime and inode: the warm start shows what the
+  // cache remembers of it, so it did not read the file.
+  const target = checkpoints[0]!;
+  const text = readFileSync(target, 'utf8');
+  assert.ok(text.includes('"thinking": "medium"'), 'the checkpoint names its thinking level');
+  writeFileSync(target, text.replace('"thinking": "medium"', '"thinking": "MEDIUM"'));
+  utimesSync(target, NOW / 1000, NOW / 1000);
   const warm = await batchesOf(manifest.home, cacheDir);
+
+  const first = warm[0]!;
+  const listed = first.flatMap((e) => (e.type === 'session-file' ? [e.facts.file] : [])).sort();
+  assert.deepEqual(listed, sessionFiles(manifest), 'every session file is in the first batch');
+  for (const e of first) if (e.type === 'session-file') assert.equal(e.facts.header, null, `${path.basename(e.facts.file)} listed from its path`);
+  const drawn = first.flatMap((e) => (e.type === 'checkpoint' ? [e.record] : []));
+  assert.deepEqual(drawn.map((r) => r.file).sort(), [...checkpoints].sort(), 'every checkpoint is in the first batch');
+  for (const e of first) assert.ok(!['incident', 'lane-status', 'receipt', 'journal', 'state-log'].includes(e.type), `nothing else read in the first batch: ${e.type}`);
+  const remembered = drawn.find((r) => r.file === target);
+  assert.equal(remembered?.checkpoint.thinking, 'medium', 'the checkpoint as the cache remembers it (not read)');
+
   const last = (batches: ReaderEvent[][]) => {
     const m = new Map<string, unknown>();
     for (const e of batches.flat()) if (e.type === 'session-file') m.set(e.facts.file, e.facts.name);
     return m;
   };
   assert.deepEqual(last(warm), last(cold), 'the same names after a warm start as after a cold one');
-  const first = warm[0]!.filter((e) => e.type === 'session-file');
-  assert.equal(first.length, sessionFiles(manifest).length);
-  // The second batch is the cache's: named sessions appear before any checkpoint is read.
+  // The next batch is the rest of the cache's: the sessions as they were read last time.
   const named = firstIndex(warm, (e) => e.type === 'session-file' && e.facts.name !== null);
-  const cp = firstIndex(warm, (e) => e.type === 'checkpoint');
-  assert.ok(named >= 1 && named <= cp, `cached names (batch ${named}) no later than the checkpoints (batch ${cp})`);
+  assert.equal(named, 1, `cached names in the batch after the list (batch ${named})`);
   assert.ok(warm[named]!.some((e) => e.type === 'session-file' && e.facts.header !== null), 'the cache brings what was read last time');
 });
 

@@ -192,8 +192,9 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
 
   // The first frame comes before the home is read: rows appear as they are found. It waits (a
   // little) for the session list of a directory walk, so it shows rows rather than "no sessions".
-  // Once the session list is drawn the readers wait (a moment) for Ink to load, so a key pressed
-  // just after the first frame is not held up behind the cache and the checkpoints.
+  // (A warm start draws the checkpoints the cache answers with it.) Once the session list is drawn
+  // the readers wait (a moment) for Ink to load, so a key pressed just after the first frame is not
+  // held up behind the rest of the cache or the checkpoints' reads.
   let inkLoaded: () => void = () => undefined;
   const inkReady = new Promise<void>((resolve) => (inkLoaded = resolve));
   const started = opts.store.start({ afterList: inkReady }).catch((err) => console.error('home reader failed', err));

@@ -270,18 +270,42 @@ export class HomeReader {
     prime(sessions);
     this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
     this.opts.onStage('listed');
+    const more = async (roots: readonly WalkRoot[]) => {
+      const t0 = performance.now();
+      const r = listed.homeExists ? await walkHome(this.home, { onDir, roots, top: false }) : { files: [], dirs: [], problems: [] };
+      walkMs += performance.now() - t0;
+      return r;
+    };
+    // Newest first: the requests running now are drawn before the ones that ended long ago.
+    const checkpointsOf = (w: Awaited<ReturnType<typeof more>>) => w.files.filter((f) => f.kind === 'checkpoint').sort((a, b) => b.mtimeMs - a.mtimeMs);
+    let live: Awaited<ReturnType<typeof more>> | null = null;
+    const drawn = new Set<string>();
+    let marked = false;
+    const markCheckpoints = () => {
+      if (!marked) this.opts.onStage('checkpoints');
+      marked = true;
+    };
+    if (this.opts.cacheDir) {
+      // Only the cache's front (the checkpoints' records, ~1 MB of a big home's ~8 MB) now.
+      this.cache = await SessionCache.open<CachedSessionFile | CachedSmallFile>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isCheckpointEntry);
+      if (this.cache.size > 0) {
+        // A warm start: the checkpoints the cache answers (a stat each, no read) are drawn with
+        // the list, so the first frame shows the live requests' clocks.
+        live = await more(LIVE_ROOTS);
+        for (const f of checkpointsOf(live)) {
+          if (!this.cacheHit(f.file, 'checkpoint', f)) continue;
+          await this.readOne(f.file, 'checkpoint', f);
+          drawn.add(f.file);
+        }
+        if (drawn.size === checkpointsOf(live).length) markCheckpoints();
+      }
+    }
     this.flush();
-    // The frame is drawn before the cache is loaded (one synchronous block of ~0.15 s on a big home).
+    // The frame is drawn before the rest of the cache is loaded (~0.15 s on a big home).
     await this.slices.pause();
     if (opts.afterList) await waitAtMost(opts.afterList, AFTER_LIST_WAIT_MS);
-    if (this.opts.cacheDir) {
-      // A small file's record is written without its file and home (the key says them).
-      const compact = (e: CachedSessionFile | CachedSmallFile) => {
-        if (!('k' in e)) return e;
-        const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
-        return { ...e, record };
-      };
-      this.cache = await SessionCache.open<CachedSessionFile | CachedSmallFile>(this.opts.cacheDir, this.home, CACHE_WRITER, compact);
+    if (this.cache) {
+      await this.cache.loadRest(() => this.breathe());
       // The sessions the cache knows are shown again, as it remembers them.
       const remembered = sessions.filter((f) => {
         const entry = this.cache?.get(f.file);
@@ -292,20 +316,13 @@ export class HomeReader {
       });
       prime(remembered);
     }
-    const more = async (roots: readonly WalkRoot[]) => {
-      const t0 = performance.now();
-      const r = listed.homeExists ? await walkHome(this.home, { onDir, roots, top: false }) : { files: [], dirs: [], problems: [] };
-      walkMs += performance.now() - t0;
-      return r;
-    };
-    const live = await more(LIVE_ROOTS);
-    // Newest first: the requests running now are drawn before the ones that ended long ago.
-    const checkpoints = live.files.filter((f) => f.kind === 'checkpoint').sort((a, b) => b.mtimeMs - a.mtimeMs);
+    live ??= await more(LIVE_ROOTS);
+    const checkpoints = checkpointsOf(live).filter((f) => !drawn.has(f.file));
     for (const f of checkpoints) {
       await this.readOne(f.file, 'checkpoint', f);
       await this.breathe();
     }
-    this.opts.onStage('checkpoints');
+    markCheckpoints();
     this.flush();
 
     // What the cache does not answer of the sessions. When that is a big share (a cold start of a
@@ -561,6 +578,8 @@ export class HomeReader {
     await this.working;
     await this.deepScanning;
     await this.saveCache();
+    // A start stopped before it loaded the rest of the cache leaves it unloaded (and unwritten).
+    this.cache?.close();
     this.flush();
   }
 
@@ -1125,6 +1144,18 @@ export async function loadHomeOnce(home: string, opts: { now?: () => number; hos
   await reader.start();
   await reader.stop();
   return events;
+}
+
+/** A small file's record is written without its file and home (the key says them). */
+function compactEntry(e: CachedSessionFile | CachedSmallFile): CachedSessionFile | CachedSmallFile {
+  if (!('k' in e)) return e;
+  const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
+  return { ...e, record };
+}
+
+/** The cache's front: what a warm start draws with the session list. */
+function isCheckpointEntry(e: CachedSessionFile | CachedSmallFile): boolean {
+  return 'k' in e && e.kind === 'checkpoint';
 }
 
 /** How long a start waits for its `afterList` promise at most. */

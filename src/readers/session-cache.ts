@@ -13,7 +13,9 @@
  * Stored with the V8 serializer (deserialising is ~2.5× faster than JSON.parse for thousands of
  * small records), in slices of a few hundred entries, so writing it never holds the event loop
  * for long: [magic][u32 length, V8 header][u32 length, V8 slice]… Slices are written and read one
- * at a time, so the whole cache is never in one buffer.
+ * at a time, so the whole cache is never in one buffer. The entries the reader marks as its
+ * front (the checkpoints) are written first, in slices of their own: a start loads them alone
+ * (~1 MB of the big home's ~8 MB), draws what they say, and loads the rest after.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, promises as fsp, readSync } from 'node:fs';
@@ -23,7 +25,7 @@ import path from 'node:path';
 import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
-export const SESSION_CACHE_FORMAT = 5;
+export const SESSION_CACHE_FORMAT = 6;
 
 /**
  * The default cache directory: `$LOOP_DASH_CACHE_DIR` when set (the test runner points it at a
@@ -47,6 +49,8 @@ interface CacheHeader {
   /** The V8 serializer's format follows the Node version. */
   node: string;
   home: string;
+  /** How many slices after the header hold the front entries. */
+  front: number;
 }
 
 const MAGIC = Buffer.from('LDC\u0001');
@@ -59,57 +63,78 @@ export class SessionCache<T> {
   private dirty = false;
   private saving: Promise<void> | null = null;
   private again = false;
+  /** The open cache file while entries after its front are still to be loaded. */
+  private rest: CacheFile | null = null;
 
   private constructor(
     readonly file: string,
     readonly home: string,
     private readonly writer: string,
     private readonly compact: (entry: T) => T,
+    private readonly front: (entry: T) => boolean,
   ) {}
 
   /**
-   * Loads the cache of `home` from `dir` (empty when there is none or it does not fit). `compact`
-   * gives the form an entry is written in (e.g. without what its key already says), so the entries
-   * held in memory can be the very objects the model holds.
+   * Opens the cache of `home` in `dir` (empty when there is none or it does not fit) and loads its
+   * front: the entries `front` picked when it was written (written first, in slices of their own),
+   * so a start can use them before the rest is loaded (`loadRest`). `compact` gives the form an
+   * entry is written in (e.g. without what its key already says), so the entries held in memory
+   * can be the very objects the model holds.
    */
-  static async open<T>(dir: string, home: string, writer: string, compact: (entry: T) => T = (e) => e): Promise<SessionCache<T>> {
-    const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact);
-    let fd: number | null = null;
+  static async open<T>(
+    dir: string,
+    home: string,
+    writer: string,
+    compact: (entry: T) => T = (e) => e,
+    front: (entry: T) => boolean = () => false,
+  ): Promise<SessionCache<T>> {
+    const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact, front);
+    const file = CacheFile.open(cache.file);
+    if (!file) return cache;
+    let keep = false;
     try {
-      // Read slice by slice into one buffer that grows to the largest slice (~0.5 MB), never the
-      // whole file at once: a big home's cache is ~8 MB, and a buffer that size freed again leaves
-      // the process's resident memory that much higher for good (the allocator keeps it).
-      fd = openSync(cache.file, 'r');
-      const size = fstatSync(fd).size;
-      let scratch = Buffer.allocUnsafe(64 * 1024);
-      let at = 0;
-      const readExactly = (length: number): Buffer => {
-        if (length > scratch.length) scratch = Buffer.allocUnsafe(length);
-        let got = 0;
-        while (got < length) {
-          const n = readSync(fd!, scratch, got, length - got, at + got);
-          if (n === 0) throw new Error('cut short');
-          got += n;
-        }
-        at += length;
-        return scratch.subarray(0, length);
-      };
-      if (!readExactly(MAGIC.length).equals(MAGIC)) return cache;
-      const next = (): unknown => {
-        const length = readExactly(4).readUInt32LE(0);
-        return v8.deserialize(readExactly(length));
-      };
-      const header = next() as Partial<CacheHeader>;
+      if (!file.readExactly(MAGIC.length).equals(MAGIC)) return cache;
+      const header = file.next() as Partial<CacheHeader>;
       if (header.format !== SESSION_CACHE_FORMAT || header.writer !== writer || header.node !== process.version || header.home !== cache.home) return cache;
+      if (typeof header.front !== 'number') return cache;
       const entries = new Map<string, T>();
-      while (at < size) for (const [k, v] of next() as [string, T][]) entries.set(k, v);
+      for (let i = 0; i < header.front && !file.atEnd; i++) for (const [k, v] of file.next() as [string, T][]) entries.set(k, v);
       cache.entries = entries;
+      keep = !file.atEnd;
+      if (keep) cache.rest = file;
     } catch {
-      /* no cache yet, or not ours, or cut short: start empty */
+      /* not ours, or cut short: start empty */
     } finally {
-      if (fd !== null) closeSync(fd);
+      if (!keep) file.close();
     }
     return cache;
+  }
+
+  /**
+   * Loads the entries after the front (a no-op when there are none or they are loaded), one
+   * slice per turn of `between`. An entry set meanwhile is newer than the file's and is kept.
+   * Until this is done, `save` writes nothing (the cache would lose the rest).
+   */
+  async loadRest(between: () => Promise<void> = nextTurn): Promise<void> {
+    const file = this.rest;
+    if (!file) return;
+    try {
+      while (!file.atEnd) {
+        for (const [k, v] of file.next() as [string, T][]) if (!this.entries.has(k)) this.entries.set(k, v);
+        if (!file.atEnd) await between();
+      }
+    } catch {
+      /* cut short: what was loaded stands, the rest is read again */
+    } finally {
+      file.close();
+      this.rest = null;
+    }
+  }
+
+  /** Gives up the rest unloaded (the reader stopped before it was needed). */
+  close(): void {
+    this.rest?.close();
+    this.rest = null;
   }
 
   get size(): number {
@@ -154,7 +179,7 @@ export class SessionCache<T> {
       this.again = true;
       return this.saving;
     }
-    if (!this.dirty) return Promise.resolve();
+    if (!this.dirty || this.rest) return Promise.resolve();
     this.saving = (async () => {
       do {
         this.again = false;
@@ -170,8 +195,10 @@ export class SessionCache<T> {
   }
 
   private async write(): Promise<void> {
-    const header: CacheHeader = { format: SESSION_CACHE_FORMAT, writer: this.writer, node: process.version, home: this.home };
     const all = [...this.entries];
+    const head = all.filter(([, e]) => this.front(e));
+    const tail = all.filter(([, e]) => !this.front(e));
+    const header: CacheHeader = { format: SESSION_CACHE_FORMAT, writer: this.writer, node: process.version, home: this.home, front: Math.ceil(head.length / SLICE_ENTRIES) };
     await fsp.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
     // Each slice is written as soon as it is serialized: the whole cache is never one buffer (see open).
@@ -186,9 +213,12 @@ export class SessionCache<T> {
         await writeAll(out, bytes);
       };
       await put(header);
-      for (let i = 0; i < all.length; i += SLICE_ENTRIES) {
-        await put(all.slice(i, i + SLICE_ENTRIES).map(([k, e]) => [k, this.compact(e)]));
-        await nextTurn();
+      // The front in slices of its own, then the rest.
+      for (const part of [head, tail]) {
+        for (let i = 0; i < part.length; i += SLICE_ENTRIES) {
+          await put(part.slice(i, i + SLICE_ENTRIES).map(([k, e]) => [k, this.compact(e)]));
+          await nextTurn();
+        }
       }
       await out.close();
       await fsp.rename(tmp, this.file);
@@ -203,4 +233,65 @@ export class SessionCache<T> {
 /** Writes all of `buf` at the file's current position (a write may take only part of it). */
 async function writeAll(out: fsp.FileHandle, buf: Buffer): Promise<void> {
   for (let done = 0; done < buf.length; ) done += (await out.write(buf, done, buf.length - done)).bytesWritten;
+}
+
+/**
+ * The cache file being read: slice by slice into one buffer that grows to the largest slice
+ * (~0.5 MB), never the whole file at once (a big home's cache is ~8 MB, and a buffer that size
+ * freed again leaves resident memory higher for good).
+ */
+class CacheFile {
+  private scratch = Buffer.allocUnsafe(64 * 1024);
+  private at = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly fd: number,
+    private readonly size: number,
+  ) {}
+
+  /** The file open for reading, or null when there is none. */
+  static open(file: string): CacheFile | null {
+    try {
+      const fd = openSync(file, 'r');
+      try {
+        return new CacheFile(fd, fstatSync(fd).size);
+      } catch {
+        closeSync(fd);
+        return null;
+      }
+    } catch {
+      return null;
+    }
+  }
+
+  get atEnd(): boolean {
+    return this.at >= this.size;
+  }
+
+  readExactly(length: number): Buffer {
+    if (this.closed) throw new Error('closed');
+    if (length > this.scratch.length) this.scratch = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(this.fd, this.scratch, got, length - got, this.at + got);
+      if (n === 0) throw new Error('cut short');
+      got += n;
+    }
+    this.at += length;
+    return this.scratch.subarray(0, length);
+  }
+
+  /** The next length-prefixed V8-serialised value. */
+  next(): unknown {
+    const length = this.readExactly(4).readUInt32LE(0);
+    return v8.deserialize(this.readExactly(length));
+  }
+
+  /** Closes the file once (its number may belong to another file after that). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    closeSync(this.fd);
+  }
 }
