@@ -75,7 +75,7 @@ test('a start lists every session in its first batch, then the checkpoints newes
   assert.ok(read > cp, `session tails (batch ${read}) after the checkpoints (batch ${cp})`);
 });
 
-test('a cached start draws the checkpoints the cache answers with the list (a stat each, no read), then the sessions as the cache remembers them, before reading any file', async (t) => {
+test('a cached start draws the checkpoints the cache answers with the list (a stat each, no read); the sessions as the cache remembers them come with the rest of the home, not in a batch of their own', async (t) => {
   const { base, manifest } = await demoHome(t);
   const cacheDir = path.join(base, 'cache');
   const checkpoints = manifest.sessions.flatMap((s) => (s.checkpoint ? [s.checkpoint] : []));
@@ -108,10 +108,12 @@ test('a cached start draws the checkpoints the cache answers with the list (a st
     return m;
   };
   assert.deepEqual(last(warm), last(cold), 'the same names after a warm start as after a cold one');
-  // The next batch is the rest of the cache's: the sessions as they were read last time.
+  // The next batch is the whole home's: the sessions as the cache remembers them come with the
+  // rest (the checkpoints already drawn, a frame of the names alone would be drawn for nothing).
   const named = firstIndex(warm, (e) => e.type === 'session-file' && e.facts.name !== null);
   assert.equal(named, 1, `cached names in the batch after the list (batch ${named})`);
   assert.ok(warm[named]!.some((e) => e.type === 'session-file' && e.facts.header !== null), 'the cache brings what was read last time');
+  assert.ok(manifest.incidents.length > 0 && warm[named]!.some((e) => e.type === 'incident'), 'with the incidents: no batch of the cached sessions alone');
 });
 
 test('relativeInside answers as path.relative does, for paths inside the directory', () => {
