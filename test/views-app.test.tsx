@@ -1,5 +1,6 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { act } from 'react';
 import { cleanup, render } from 'ink-testing-library';
 import { App } from '../src/views/App.js';
 import { drawFirstFrame } from '../src/views/first-frame.js';
@@ -317,16 +318,29 @@ test('strings from files are sanitised before rendering', async () => {
   assert.ok(stripAnsi(raw).includes('evilredname'));
 });
 
-test('the first frame drawn before Ink loads is the frame the dashboard then renders: its first render rewrites no line', async () => {
-  const store = testStore(fixtureState([]));
+test('the first frame drawn before Ink loads is the frame the dashboard then renders: its first render rewrites no line, and no second render follows', async () => {
+  const store = testStore(fixtureState([{ type: 'progress', home: HOME, read: 1, total: 5, done: false }]));
   const { drawn, sink } = recordingSink();
   const cache = createSnapshotCache();
   drawFirstFrame({ model: store.getState(), now: NOW, host: HOST, cache, feeds: [], audits: null, readOnly: false, noColor: true, rows: 40, columns: 100 }, sink);
   assert.equal(drawn.length, 1);
   assert.ok(drawn[0]!.some((l) => l.includes('api-root')), 'the first frame lists the sessions');
-  render(<App store={store} clock={clock} tick={false} host={HOST} readOnly={false} actions={recordingPort()} rows={40} columns={100} noColor frame={sink} snapshotCache={cache} />);
-  await waitFor(() => drawn.length >= 2, 2000, () => `${drawn.length} frames`);
+  // Mounted inside act(): React runs the mount's effects, and any render they cause, before it returns.
+  const actEnv = globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean };
+  actEnv.IS_REACT_ACT_ENVIRONMENT = true;
+  try {
+    await act(async () => {
+      render(<App store={store} clock={clock} tick={false} host={HOST} readOnly={false} actions={recordingPort()} rows={40} columns={100} noColor frame={sink} snapshotCache={cache} />);
+    });
+  } finally {
+    actEnv.IS_REACT_ACT_ENVIRONMENT = false;
+  }
+  assert.ok(drawn.length >= 2, `${drawn.length} frames`);
   assert.deepEqual(drawn[1], drawn[0], "App's first frame is line for line the one drawn before it");
+  // The request counters on screen are the activity's starting point from the mount: no second
+  // render for them (it would draw the same frame). (The home is still being read, as at a real
+  // mount: no cursor is pinned yet, which would render.)
+  assert.equal(drawn.length, 2, 'one render at mount, no second one');
   // Through the real writer: the second frame writes nothing.
   const out: string[] = [];
   const terminal = new TerminalFrame({ isTTY: true, write: (s: string) => out.push(s) });

@@ -10,7 +10,7 @@ import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
 import { createSnapshotCache, type SessionView, type SnapshotCache } from '../model/snapshot.js';
 import type { RemoteFeedState } from '../remote/remote-feeds.js';
-import { observationsOf, sameObservations, type ActivityObservation } from './activity.js';
+import { observationsOf, recordActivity, sameObservations, type ActivityObservation } from './activity.js';
 import { ErrorBoundary } from './error-boundary.js';
 import { envNoColor, everyHomeRead, frameSnapshot } from './first-frame.js';
 import { readKeypresses } from './keymap.js';
@@ -118,7 +118,6 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   const wake = useRef<number | undefined>(undefined);
   const now = useClock({ clock, tick, wakeAt: wake });
   const size = useTerminalSize(rows, columns);
-  const [view, dispatch] = useReducer(viewReducer, start?.view, (given) => given ?? initialViewState());
   const [snapshotCache] = useState(() => givenCache ?? createSnapshotCache());
 
   // Memoised on (model version, now): a tick or a reader batch rebuilds it, a key press does not.
@@ -133,6 +132,14 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
     // Rows whose data did not change are re-timed, not built again (see SnapshotOptions.cache).
     return frameSnapshot(model, t, host, snapshotCache, feeds);
   }, [model.version, now, host, feeds]);
+  // The request counters on screen at mount are the activity's starting point (recorded with no
+  // events: we did not see them happen), taken here rather than by a dispatch after the first
+  // render, which would render the whole dashboard a second time for nothing visible.
+  const [mounted] = useState(() => ({ checkpoints: model.checkpoints, feeds, observations: observationsOf(snapshot.roots) }));
+  const [view, dispatch] = useReducer(viewReducer, null, () => {
+    const given = start?.view ?? initialViewState();
+    return { ...given, activity: recordActivity(given.activity, mounted.observations, clock()) };
+  });
   const treeRows = useMemo(() => visibleRows(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
   wake.current = useMemo(() => nextFrameChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);
   const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits });
@@ -170,7 +177,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   // append, a probe) move none: recording them would change nothing, but the dispatch would
   // still run the dashboard's render a second time. The counters come from the checkpoints (ours
   // and the remote feeds'): with the same ones, even the walk over every root is skipped.
-  const observed = useRef<{ checkpoints: ModelState['checkpoints'] | null; feeds: typeof feeds | null; observations: readonly ActivityObservation[] }>({ checkpoints: null, feeds: null, observations: [] });
+  const observed = useRef<{ checkpoints: ModelState['checkpoints'] | null; feeds: typeof feeds | null; observations: readonly ActivityObservation[] }>(mounted);
   useEffect(() => {
     const last = observed.current;
     if (last.checkpoints === model.checkpoints && last.feeds === feeds) return;
