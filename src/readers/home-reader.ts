@@ -890,10 +890,12 @@ export class HomeReader {
   private sessionReader(file: string): SessionFileReader | null {
     let reader = this.sessions.get(file);
     if (!reader) {
-      if (!parseSessionPath(this.home, file)) return null;
+      const pathInfo = parseSessionPath(this.home, file);
+      if (!pathInfo) return null;
       const entry = this.cache?.get(file);
       const cached = entry && !('k' in entry) ? entry : undefined;
       reader = new SessionFileReader(this.home, file, {
+        pathInfo,
         now: this.opts.now,
         counter: this.opts.counter,
         incompleteGraceMs: this.opts.incompleteGraceMs,

@@ -52,6 +52,8 @@ export interface SessionFileReaderOptions {
   incompleteGraceMs?: number;
   /** What an earlier run remembered of this file: used when the file is the same file, only longer. */
   cached?: CachedSessionFile;
+  /** What the path says, when the caller has parsed it already (`parseSessionPath(home, file)`). */
+  pathInfo?: SessionPathInfo | null;
 }
 
 /** A writer killed mid-line leaves a torn last line; past this it is flagged (RELIABILITY A6). */
@@ -154,7 +156,7 @@ export class SessionFileReader {
   readonly home: string;
   readonly file: string;
   private readonly pathInfo: SessionPathInfo | null;
-  private readonly opts: Required<Omit<SessionFileReaderOptions, 'counter' | 'cached'>> & { counter: ReadCounter | undefined };
+  private readonly opts: Required<Omit<SessionFileReaderOptions, 'counter' | 'cached' | 'pathInfo'>> & { counter: ReadCounter | undefined };
   private cached: CachedSessionFile | undefined;
   /** The cache entry taken as the state before the file was read (see `prime`). */
   private adopted: CachedSessionFile | null = null;
@@ -182,7 +184,7 @@ export class SessionFileReader {
   constructor(home: string, file: string, opts: SessionFileReaderOptions) {
     this.home = home;
     this.file = file;
-    this.pathInfo = parseSessionPath(home, file);
+    this.pathInfo = opts.pathInfo !== undefined ? opts.pathInfo : parseSessionPath(home, file);
     this.opts = {
       tailWindowBytes: opts.tailWindowBytes ?? DEFAULT_TAIL_WINDOW_BYTES,
       headBytes: opts.headBytes ?? DEFAULT_HEAD_BYTES,

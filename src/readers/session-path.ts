@@ -23,7 +23,7 @@ const JSONL = '.jsonl';
 
 /** Parses a session file path below `<home>/sessions`; null for anything else (temp files too). */
 export function parseSessionPath(home: string, file: string): SessionPathInfo | null {
-  const sessions = path.join(home, 'sessions');
+  const sessions = sessionsDir(home);
   const rel = relativeInside(sessions, file);
   if (rel === null || rel === '') return null;
   const parts = rel.split(path.sep);
@@ -51,6 +51,18 @@ export function parseSessionPath(home: string, file: string): SessionPathInfo | 
     runId: parts[2]!,
     cwdDir,
   };
+}
+
+/** `<home>/sessions` per home (a few per process; bounded): `path.join` normalises every call. */
+const sessionsDirs = new Map<string, string>();
+function sessionsDir(home: string): string {
+  let dir = sessionsDirs.get(home);
+  if (dir === undefined) {
+    dir = path.join(home, 'sessions');
+    if (sessionsDirs.size >= 64) sessionsDirs.clear();
+    sessionsDirs.set(home, dir);
+  }
+  return dir;
 }
 
 /** `*.jsonl`, not hidden, not a writer's temp file. */
