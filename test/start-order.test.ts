@@ -116,6 +116,23 @@ test('a cached start draws the checkpoints the cache answers with the list (a st
   assert.ok(manifest.incidents.length > 0 && warm[named]!.some((e) => e.type === 'incident'), 'with the incidents: no batch of the cached sessions alone');
 });
 
+test('a cached start reads a checkpoint changed since the cache was written after the list, and draws it then', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const cacheDir = path.join(base, 'cache');
+  const checkpoints = manifest.sessions.flatMap((s) => (s.checkpoint ? [s.checkpoint] : []));
+  assert.ok(checkpoints.length >= 2, 'the demo home has checkpoints');
+  await batchesOf(manifest.home, cacheDir);
+  // Rewritten with another size: the cache does not answer it.
+  const changed = checkpoints[1]!;
+  writeFileSync(changed, JSON.stringify({ ...(JSON.parse(readFileSync(changed, 'utf8')) as object), thinking: 'xhigh' }));
+  const warm = await batchesOf(manifest.home, cacheDir);
+  const inFirst = warm[0]!.flatMap((e) => (e.type === 'checkpoint' ? [e.record.file] : []));
+  assert.deepEqual(inFirst.sort(), checkpoints.filter((f) => f !== changed).sort(), 'the ones the cache answers come with the list');
+  const second = warm[1]!.flatMap((e) => (e.type === 'checkpoint' ? [[e.record.file, e.record.checkpoint.thinking]] : []));
+  assert.deepEqual(second, [[changed, 'xhigh']], 'the changed one in the next batch, as it is now');
+  assert.ok(!warm[1]!.some((e) => e.type === 'incident'), 'drawn before the rest of the home is read');
+});
+
 test('relativeInside answers as path.relative does, for paths inside the directory', () => {
   const segment = fc.constantFrom('a', 'b', 'sessions', '.', '..', '', '.hidden', '.cache', '..x', 'x.tmp', '--w--');
   const pathOf = (abs: boolean) => fc.array(segment, { maxLength: 6 }).map((parts) => (abs ? '/' : '') + parts.join('/'));

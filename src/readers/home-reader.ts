@@ -292,12 +292,13 @@ export class HomeReader {
         // A warm start: the checkpoints the cache answers (a stat each, no read) are drawn with
         // the list, so the first frame shows the live requests' clocks.
         live = await more(LIVE_ROOTS);
-        for (const f of checkpointsOf(live)) {
+        const all = checkpointsOf(live);
+        for (const f of all) {
           if (!this.cacheHit(f.file, 'checkpoint', f)) continue;
           await this.readOne(f.file, 'checkpoint', f);
           drawn.add(f.file);
         }
-        if (drawn.size === checkpointsOf(live).length) markCheckpoints();
+        if (drawn.size === all.length) markCheckpoints();
       }
     }
     this.flush();
