@@ -20,12 +20,16 @@ export interface SessionPathInfo {
 }
 
 const JSONL = '.jsonl';
+const SESSIONS = 'sessions' + path.sep;
 
 /** Parses a session file path below `<home>/sessions`; null for anything else (temp files too). */
 export function parseSessionPath(home: string, file: string): SessionPathInfo | null {
-  const sessions = sessionsDir(home);
-  const rel = relativeInside(sessions, file);
-  if (rel === null || rel === '') return null;
+  // Relative to the home, whose resolved prefix `relativeInside` keeps (joining `<home>/sessions`
+  // for every file normalised a path each call: most of a parse on a start's cold JIT).
+  const inHome = relativeInside(home, file);
+  if (inHome === null || !inHome.startsWith(SESSIONS)) return null;
+  const rel = inHome.slice(SESSIONS.length);
+  if (rel === '') return null;
   const parts = rel.split(path.sep);
   const base = parts[parts.length - 1]!;
   if (!isSessionFileName(base)) return null;
@@ -34,7 +38,7 @@ export function parseSessionPath(home: string, file: string): SessionPathInfo | 
   const slug = parts[0]!;
   if (!/^--.*--$/.test(slug)) return null;
   // `slug` is one plain segment (no separator, not `.`-led): joining is concatenation.
-  const cwdDir = resolvedPrefix(sessions) + slug;
+  const cwdDir = resolvedPrefix(home) + SESSIONS + slug;
   const sessionId = sessionIdFromName(base);
   if (sessionId === '') return null;
   if (parts.length === 2) return { sessionId, role: 'root', rootFile: null, runId: null, cwdDir };
@@ -51,18 +55,6 @@ export function parseSessionPath(home: string, file: string): SessionPathInfo | 
     runId: parts[2]!,
     cwdDir,
   };
-}
-
-/** `<home>/sessions` per home (a few per process; bounded): `path.join` normalises every call. */
-const sessionsDirs = new Map<string, string>();
-function sessionsDir(home: string): string {
-  let dir = sessionsDirs.get(home);
-  if (dir === undefined) {
-    dir = path.join(home, 'sessions');
-    if (sessionsDirs.size >= 64) sessionsDirs.clear();
-    sessionsDirs.set(home, dir);
-  }
-  return dir;
 }
 
 /** `*.jsonl`, not hidden, not a writer's temp file. */
