@@ -7,13 +7,15 @@ import type { ReaderEvent } from '../model/types.js';
 import { HomeReader, type HomeReaderOptions } from '../readers/home-reader.js';
 import { timing } from './timing.js';
 import { afterInput, nextTurn } from '../readers/time-slices.js';
+import { restoreInterruptBudget } from './tiering.js';
 
 export interface LiveStore {
   getState(): ModelState;
   subscribe(listener: () => void): () => void;
   /**
    * Starts every home reader; resolves when each home has been read once and that is published
-   * (`afterList`: see HomeReader.start). The readers' background work begins after that.
+   * (`afterList`: see HomeReader.start). The readers' background work begins after that, and V8's
+   * default interrupt budget comes back (tiering.ts).
    */
   start(opts?: { afterList?: Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
@@ -73,6 +75,8 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
         if (timing.enabled) timing.ready(state.version);
       } finally {
         published();
+        // The start's reads are done: V8 optimises as usual from now on (tiering.ts).
+        restoreInterruptBudget();
       }
     },
     async stop() {

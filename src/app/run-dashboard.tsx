@@ -24,7 +24,6 @@ import type { RemoteFeeds } from '../remote/remote-feeds.js';
 import { refusalReason } from '../views/owner-actions.js';
 import { timing } from './timing.js';
 import { settleHeapGrowth } from './heap.js';
-import { restoreInterruptBudget } from './tiering.js';
 
 export interface DashboardOptions {
   store: LiveStore;
@@ -198,9 +197,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   let inkLoaded: () => void = () => undefined;
   const inkReady = new Promise<void>((resolve) => (inkLoaded = resolve));
   const started = opts.store.start({ afterList: inkReady }).catch((err) => console.error('home reader failed', err));
-  // The start's reads done: V8 optimises as usual from then on (tiering.ts). Its one-time work
-  // done: the heap's growth is limited from then on (heap.ts).
-  void started.then(restoreInterruptBudget);
+  // The start's one-time work done: the heap's growth is limited from then on (heap.ts).
   const settled = started.then(() => opts.store.background());
   void settled.then(settleHeapGrowth);
   await sessionListOrTimeout(opts.store, opts.homes.length, FIRST_FRAME_WAIT_MS);

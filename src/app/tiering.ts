@@ -1,7 +1,7 @@
 /**
  * When V8 optimises: `bin/loop-dash.js` raises V8's interrupt budget (how much bytecode a function
  * runs before it is handed to the optimising compiler) for the start, and this puts it back once
- * the start's reads are done.
+ * the start's reads are done (the live store calls it once its start is published).
  *
  * A start of a big home runs thousands of functions a few thousand times each; with the default
  * budget TurboFan compiled them on V8's background threads for ~1.2 s of CPU during a cold start

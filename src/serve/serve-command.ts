@@ -5,7 +5,6 @@
 import os from 'node:os';
 import { createLiveStore, type LiveStore, type LiveStoreOptions } from '../app/live-store.js';
 import { settleHeapGrowth } from '../app/heap.js';
-import { restoreInterruptBudget } from '../app/tiering.js';
 import { buildSnapshot, createSnapshotCache } from '../model/snapshot.js';
 import { statusJson } from '../model/status-json.js';
 import { createExporter, DEFAULT_GRACE_MS, type Exporter } from './metrics.js';
@@ -93,7 +92,6 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const ready = store.start().then(
     () => {
       readSeconds = (clock() - t0) / 1000;
-      restoreInterruptBudget();
       void store.background().then(settleHeapGrowth);
     },
     (err: unknown) => {
