@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readCheckpointFile, isCheckpointFileName } from '../src/readers/checkpoint-file.js';
-import { readJsonFile } from '../src/readers/json-file.js';
+import { readJsonFile, readJsonFileSync, type JsonFileResult } from '../src/readers/json-file.js';
+import fc from 'fast-check';
 import { locateJsonError, parseJsonText } from '../src/readers/json-text.js';
 import { readLaneStatus } from '../src/readers/lane-status.js';
 import { isResumeEvent, StateLogReader, stateLogPathFor } from '../src/readers/state-log.js';
@@ -105,6 +106,54 @@ describe('json-text and json-file', () => {
     assert.match(deep.warnings[0]?.message ?? '', /nesting deeper than 64/);
     const huge = await readJsonFile(write(path.join(home, 'huge.json'), deepJson(1_000_000)));
     assert.match(huge.warnings[0]?.message ?? '', /too large/);
+  });
+
+  test('a read given the walk\'s stat answers as the ordinary read does, in one call; anything unusual is left to the ordinary read', async () => {
+    const home = tmpHome();
+    const file = path.join(home, 'f.json');
+    // A marker mtime in the given stat shows which read answered: the one-call read carries it.
+    const MARK = 1_234_567;
+    const both = (maxBytes?: number): { fast: JsonFileResult; slow: JsonFileResult } => {
+      const st = fs.statSync(file);
+      const opts = maxBytes === undefined ? {} : { maxBytes };
+      return { fast: readJsonFileSync(file, { ...opts, stat: { size: st.size, mtimeMs: MARK } }), slow: readJsonFileSync(file, opts) };
+    };
+    const fragments = ['{', '}', '[', ']', '"a"', ':', ',', '1', 'true', 'null', '"__proto__"', '\\u0041', ' ', '\n', '\uFEFF', 'é', '"x'];
+    const bytes = fc.oneof(
+      fc.array(fc.constantFrom(...fragments), { minLength: 1, maxLength: 30 }).map((parts) => Buffer.from(parts.join(''))),
+      fc.jsonValue().map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),
+      fc.uint8Array({ minLength: 1, maxLength: 64 }).map((a) => Buffer.from(a)),
+    );
+    fc.assert(
+      fc.property(bytes, (content) => {
+        fs.writeFileSync(file, content);
+        const { fast, slow } = both();
+        assert.deepEqual(fast, slow.missing ? slow : { ...slow, mtimeMs: MARK }, `content ${content.toString('hex')}`);
+      }),
+      { numRuns: 400 },
+    );
+    // Left to the ordinary read (the real mtime, its warnings): an empty file, one grown past the
+    // cap since its stat, a FIFO or a directory put there since.
+    fs.writeFileSync(file, '');
+    assert.deepEqual(both().fast, both().slow);
+    fs.writeFileSync(file, '{"a": 1}');
+    const st = fs.statSync(file);
+    fs.writeFileSync(file, `{"a": "${'x'.repeat(100)}"}`);
+    const grown = readJsonFileSync(file, { maxBytes: 50, stat: { size: st.size, mtimeMs: MARK } });
+    assert.deepEqual(grown, readJsonFileSync(file, { maxBytes: 50 }));
+    assert.match(grown.warnings[0]?.message ?? '', /too large/);
+    // Bigger than the cap by the given stat: not read (the ordinary read's own stat says why).
+    assert.deepEqual(readJsonFileSync(file, { maxBytes: 50, stat: { size: 108, mtimeMs: MARK } }), readJsonFileSync(file, { maxBytes: 50 }));
+    fs.rmSync(file);
+    assert.deepEqual(readJsonFileSync(file, { stat: { size: st.size, mtimeMs: MARK } }), { missing: true, warnings: [] });
+    if (process.platform !== 'win32') {
+      execFileSync('mkfifo', [file]);
+      const fifo = readJsonFileSync(file, { stat: { size: st.size, mtimeMs: MARK } });
+      assert.match(fifo.warnings[0]?.message ?? '', /not a regular file/);
+      fs.rmSync(file);
+    }
+    fs.mkdirSync(file);
+    assert.deepEqual(readJsonFileSync(file, { stat: { size: st.size, mtimeMs: MARK } }), readJsonFileSync(file));
   });
 
   test('a FIFO does not hang the reader', { skip: process.platform === 'win32' }, async () => {

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { checkpointSchema } from '../contract/checkpoint.js';
 import type { CheckpointRecord } from '../model/types.js';
-import { fileWarning, readJsonObjectFile, type SmallFileRead } from './json-file.js';
+import { fileWarning, readJsonObjectFile, type KnownStat, type SmallFileRead } from './json-file.js';
 import { validateStrict } from './validate.js';
 
 /** Checkpoints are a few KiB; anything near this is not one. */
@@ -23,8 +23,8 @@ export function isCheckpointFileName(name: string): boolean {
  * Read one checkpoint. Empty or cut-off file → `transient` (a non-atomic writer mid-write; the
  * caller keeps the last good value). A schema failure → no record, a warning with the zod paths.
  */
-export async function readCheckpointFile(home: string, file: string): Promise<SmallFileRead<CheckpointRecord>> {
-  const { object, read } = await readJsonObjectFile(file, { maxBytes: CHECKPOINT_MAX_BYTES });
+export async function readCheckpointFile(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<CheckpointRecord>> {
+  const { object, read } = await readJsonObjectFile(file, { maxBytes: CHECKPOINT_MAX_BYTES, ...(stat ? { stat } : {}) });
   if (object === null) return read;
   const { data, warnings } = validateStrict(checkpointSchema, object, file);
   if (data === null) return { ...read, warnings: [...read.warnings, ...warnings] };

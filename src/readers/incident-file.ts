@@ -6,7 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { IncidentRecord } from '../model/types.js';
 import { classifyIncident, incidentPathFacts } from './incident-classes.js';
-import { fileWarning, readJsonObjectFile, type SmallFileRead } from './json-file.js';
+import { fileWarning, readJsonObjectFile, type KnownStat, type SmallFileRead } from './json-file.js';
 import { relativeInside } from './rel-path.js';
 import { epochMsFrom, epochMsFromStamp } from './time-value.js';
 import { validateLenient } from './validate.js';
@@ -32,8 +32,8 @@ export const incidentFileSchema = z.looseObject({
 });
 
 /** Read one incident file. `home` locates `incidents/` so the path can be interpreted. */
-export async function readIncidentFile(home: string, file: string): Promise<SmallFileRead<IncidentRecord>> {
-  const { object, read } = await readJsonObjectFile(file);
+export async function readIncidentFile(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<IncidentRecord>> {
+  const { object, read } = await readJsonObjectFile(file, stat ? { stat } : {});
   if (object === null) return read;
   const { data, warnings } = validateLenient(incidentFileSchema, object, file);
   const out = [...read.warnings, ...warnings];

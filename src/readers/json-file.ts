@@ -2,7 +2,7 @@
  * Read one small JSON file (checkpoint, incident, status, receipt, settings, ack) whole, with a
  * size cap. Never throws: every problem becomes a warning naming the file (and line).
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import type { Warning } from '../model/types.js';
 import { isJsonObject, JSON_MAX_DEPTH, parseJsonText } from './json-text.js';
 import { READ_FLAGS } from './read-counter.js';
@@ -14,6 +14,20 @@ export const JSON_FILE_MAX_BYTES = 1024 * 1024;
 export interface ReadJsonOptions {
   maxBytes?: number;
   maxDepth?: number;
+  /**
+   * The file's size and mtime as a walk just saw them (a regular file): it is then read in one
+   * call that opens, reads and closes it (~10 µs less a file than a stat of its own and separate
+   * reads — 1 213 checkpoints 33 → 21 ms) and the result carries this stat. Any failure but a
+   * missing file is read again the ordinary way, so the warnings are the same. A file bigger than
+   * `maxBytes` by this stat is not read at all (as before: its warning comes from its own stat).
+   */
+  stat?: KnownStat;
+}
+
+/** A file's size and mtime as a walk saw them. */
+export interface KnownStat {
+  size: number;
+  mtimeMs: number;
 }
 
 /** What {@link readJsonFile} saw. `value` is undefined when nothing usable was read. */
@@ -45,6 +59,10 @@ export async function readJsonFile(file: string, opts: ReadJsonOptions = {}): Pr
 /** {@link readJsonFile} without the promise (for callers that batch many small files). */
 export function readJsonFileSync(file: string, opts: ReadJsonOptions = {}): JsonFileResult {
   const maxBytes = opts.maxBytes ?? JSON_FILE_MAX_BYTES;
+  if (opts.stat && opts.stat.size <= maxBytes) {
+    const known = readKnownFile(file, maxBytes, opts.maxDepth ?? JSON_MAX_DEPTH, opts.stat);
+    if (known) return known;
+  }
   let fd: number;
   try {
     fd = openSync(file, READ_FLAGS);
@@ -83,6 +101,31 @@ export function readJsonFileSync(file: string, opts: ReadJsonOptions = {}): Json
       /* already gone */
     }
   }
+}
+
+/**
+ * The one-call read of a file whose stat the caller has: Node reads it (open, fstat, read, close)
+ * in one call into a string, decoding as `Buffer.toString('utf8')` does. O_NONBLOCK as in
+ * READ_FLAGS: a FIFO put there since the walk reads as empty instead of hanging the read. Null
+ * when the ordinary read should decide (an error other than a missing file, an empty text, grown
+ * past the cap).
+ */
+function readKnownFile(file: string, maxBytes: number, maxDepth: number, stat: KnownStat): JsonFileResult | null {
+  let text: string;
+  try {
+    // A number is a valid flag (fs docs, "File system flags"); the types name strings only.
+    text = readFileSync(file, { encoding: 'utf8', flag: READ_FLAGS as unknown as string });
+  } catch (err) {
+    const code = errorCode(err);
+    return code === 'ENOENT' || code === 'ENOTDIR' ? { missing: true, warnings: [] } : null;
+  }
+  // Empty: a file being written, or a FIFO put there since the walk (O_NONBLOCK reads nothing);
+  // the ordinary read's fstat tells them apart.
+  if (text.length === 0) return null;
+  // Grown past the cap since the walk? The text's UTF-8 length is at least the bytes read (an
+  // invalid byte decodes to a 3-byte U+FFFD), so a text within the cap was a file within it.
+  if (text.length > maxBytes || Buffer.byteLength(text) > maxBytes) return null;
+  return { missing: false, size: stat.size, mtimeMs: stat.mtimeMs, ...parseJsonDocument(file, text, maxDepth) };
 }
 
 /** Parse the text of a whole small JSON file into a value plus warnings (pure). */

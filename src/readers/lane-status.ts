@@ -6,7 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { LaneRunStatus } from '../model/types.js';
 import { isJsonObject } from './json-text.js';
-import { readJsonObjectFile, type SmallFileRead } from './json-file.js';
+import { readJsonObjectFile, type KnownStat, type SmallFileRead } from './json-file.js';
 import { epochMsFrom } from './time-value.js';
 import { validateLenient } from './validate.js';
 
@@ -33,8 +33,8 @@ export const laneStatusSchema = z.looseObject({
 });
 
 /** Read one `status.json`. The run id falls back to the directory name. */
-export async function readLaneStatus(home: string, file: string): Promise<SmallFileRead<LaneRunStatus>> {
-  const { object, read } = await readJsonObjectFile(file);
+export async function readLaneStatus(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<LaneRunStatus>> {
+  const { object, read } = await readJsonObjectFile(file, stat ? { stat } : {});
   if (object === null) return read;
   const { data, warnings } = validateLenient(laneStatusSchema, object, file);
   const out = [...read.warnings, ...warnings];

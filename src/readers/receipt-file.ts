@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { WatcherReceipt } from '../model/types.js';
-import { readJsonObjectFile, type SmallFileRead } from './json-file.js';
+import { readJsonObjectFile, type KnownStat, type SmallFileRead } from './json-file.js';
 import { epochMsOrSecondsFrom } from './time-value.js';
 import { validateLenient } from './validate.js';
 
@@ -27,8 +27,8 @@ export const receiptSchema = z.looseObject({
 });
 
 /** Read one receipt; session and id come from its path. */
-export async function readReceipt(home: string, file: string): Promise<SmallFileRead<WatcherReceipt>> {
-  const { object, read } = await readJsonObjectFile(file);
+export async function readReceipt(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<WatcherReceipt>> {
+  const { object, read } = await readJsonObjectFile(file, stat ? { stat } : {});
   if (object === null) return read;
   const { data, warnings } = validateLenient(receiptSchema, object, file);
   const out = [...read.warnings, ...warnings];
