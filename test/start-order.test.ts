@@ -39,9 +39,9 @@ async function demoHome(t: { after: (fn: () => void) => void }): Promise<{ base:
 }
 
 /** Starts a reader once (no watching) and returns the batches it emitted, in order. */
-async function batchesOf(home: string, cacheDir: string | null): Promise<ReaderEvent[][]> {
+async function batchesOf(home: string, cacheDir: string | null, more: Partial<HomeReaderOptions> = {}): Promise<ReaderEvent[][]> {
   const batches: ReaderEvent[][] = [];
-  const reader = new HomeReader({ home, emit: (events) => batches.push(events), watch: false, now: () => NOW, host: 'test-host', cacheDir });
+  const reader = new HomeReader({ home, emit: (events) => batches.push(events), watch: false, now: () => NOW, host: 'test-host', cacheDir, ...more });
   await reader.start();
   await reader.stop();
   return batches;
@@ -73,6 +73,34 @@ test('a start lists every session in its first batch, then the checkpoints newes
   assert.ok(cp > 0, 'checkpoints after the list');
   assert.ok(incident > cp, `incidents (batch ${incident}) after the checkpoints (batch ${cp})`);
   assert.ok(read > cp, `session tails (batch ${read}) after the checkpoints (batch ${cp})`);
+});
+
+test('a start reads checkpoints before the list while checkpointsBeforeList says yes (newest first, in the first batch); once it says no the list is drawn and the rest follow', async (t) => {
+  const { manifest } = await demoHome(t);
+  const checkpoints = manifest.sessions.flatMap((s) => (s.checkpoint ? [s.checkpoint] : []));
+  assert.ok(checkpoints.length >= 4, 'the demo home has checkpoints');
+  checkpoints.forEach((file, i) => utimesSync(file, new Date(NOW - i * 60_000), new Date(NOW - i * 60_000)));
+  const checkpointsIn = (batch: ReaderEvent[]) => batch.flatMap((e) => (e.type === 'checkpoint' ? [e.record.file] : []));
+  const listedIn = (batch: ReaderEvent[]) => batch.flatMap((e) => (e.type === 'session-file' ? [e.facts.file] : [])).sort();
+  const nothingElse = (batch: ReaderEvent[]) => {
+    for (const e of batch) assert.ok(!['incident', 'lane-status', 'receipt', 'journal', 'state-log'].includes(e.type), `nothing else read in the first batch: ${e.type}`);
+    for (const e of batch) if (e.type === 'session-file') assert.equal(e.facts.header, null, `${path.basename(e.facts.file)} listed from its path`);
+  };
+
+  const all = await batchesOf(manifest.home, null, { checkpointsBeforeList: () => true });
+  assert.deepEqual(listedIn(all[0]!), sessionFiles(manifest), 'every session file is in the first batch');
+  assert.deepEqual(checkpointsIn(all[0]!), checkpoints, 'and every checkpoint, newest first');
+  nothingElse(all[0]!);
+  assert.equal(firstIndex(all.slice(1), (e) => e.type === 'checkpoint'), -1, 'no checkpoint is read again');
+
+  // Asked before the walk of loop-dash/, then before each checkpoint: yes three times.
+  let asked = 0;
+  const two = await batchesOf(manifest.home, null, { checkpointsBeforeList: () => ++asked <= 3 });
+  assert.deepEqual(listedIn(two[0]!), sessionFiles(manifest), 'every session file is in the first batch');
+  assert.deepEqual(checkpointsIn(two[0]!), checkpoints.slice(0, 2), 'with the two newest checkpoints');
+  nothingElse(two[0]!);
+  assert.deepEqual(checkpointsIn(two[1]!), checkpoints.slice(2), 'the rest in the next batch, newest first');
+  assert.ok(!two[1]!.some((e) => e.type === 'incident'), 'before the rest of the home is read');
 });
 
 test('a cached start draws the checkpoints the cache answers with the list (a stat each, no read); the sessions as the cache remembers them come with the rest of the home, not in a batch of their own', async (t) => {

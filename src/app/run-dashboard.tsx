@@ -163,6 +163,17 @@ export function backgroundAudit(homes: string[], ready: Promise<unknown>, clock:
   };
 }
 
+/**
+ * Until this long after exec a start reads checkpoints (newest first) before it draws the session
+ * list, so the first frame shows the requests' clocks; after it the list is drawn at once and the
+ * rest follow. The frame itself takes ~50 ms to build and draw on a big home (1 213 rows), so it
+ * still comes within 500 ms of exec. Node's `performance.now()` counts from the process's start.
+ */
+export const CHECKPOINTS_BEFORE_LIST_UNTIL_MS = 440;
+
+/** The dashboard's `checkpointsBeforeList` (HomeReaderOptions). */
+export const checkpointsBeforeFirstFrame = (): boolean => performance.now() < CHECKPOINTS_BEFORE_LIST_UNTIL_MS;
+
 /** How long the first frame waits for the session list (the walk and the checkpoints). */
 const FIRST_FRAME_WAIT_MS = 400;
 

@@ -10,7 +10,7 @@ import { runAudit } from './audit-command.js';
 import type { DemoManifest } from '../demo/generate.js';
 import { createLiveStore } from '../app/live-store.js';
 import { defaultCacheDir } from '../readers/session-cache.js';
-import { runDashboard } from '../app/run-dashboard.js';
+import { checkpointsBeforeFirstFrame, runDashboard } from '../app/run-dashboard.js';
 import { installExtension } from './install-extension.js';
 import { statusJson } from '../model/status-json.js';
 import { processStartIdentity } from '../readers/process-probe.js';
@@ -76,7 +76,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return;
       }
       code = await runDashboard({
-        store: createLiveStore(homes, { polling: !!opts.poll, cacheDir: defaultCacheDir() }),
+        store: createLiveStore(homes, { polling: !!opts.poll, cacheDir: defaultCacheDir(), checkpointsBeforeList: checkpointsBeforeFirstFrame }),
         homes,
         readOnly: !!opts.readOnly,
         ...(remotes.length ? { remote: createRemoteFeeds(remotes) } : {}),

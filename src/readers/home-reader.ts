@@ -56,6 +56,14 @@ export interface HomeReaderOptions {
    */
   onStage?: (stage: 'listed' | 'checkpoints' | 'tails' | 'worker') => void;
   /**
+   * Asked before a start walks `loop-dash/` ahead of drawing the session list, then before each
+   * checkpoint it would read (newest first): true reads it now, so the first batch carries it;
+   * false draws the list and reads the rest after (`afterList`). The dashboard answers from the time since exec, so the first frame
+   * still comes within its budget. Default: none (the checkpoints the cache answers still come
+   * with the list).
+   */
+  checkpointsBeforeList?: () => boolean;
+  /**
    * Backstop sweep interval. Default: adaptive — at least 5 s, and long enough that the sweep (a
    * walk of the whole home) costs under 0.1% of a core; files changed in the last 15 minutes are
    * re-checked every 5 s meanwhile.
@@ -220,6 +228,7 @@ export class HomeReader {
       watchFactory: createWatchBackend,
       incompleteGraceMs: 5_000,
       onStage: () => undefined,
+      checkpointsBeforeList: () => false,
       workerMinFiles: 1_000,
       readJob: readInWorker,
       cacheDir: null,
@@ -288,18 +297,21 @@ export class HomeReader {
     if (this.opts.cacheDir) {
       // Only the cache's front (the checkpoints' records, ~1 MB of a big home's ~8 MB) now.
       this.cache = await SessionCache.open<CachedSessionFile | CachedSmallFile>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isCheckpointEntry);
-      if (this.cache.size > 0) {
-        // A warm start: the checkpoints the cache answers (a stat each, no read) are drawn with
-        // the list, so the first frame shows the live requests' clocks.
-        live = await more(LIVE_ROOTS);
-        const all = checkpointsOf(live);
-        for (const f of all) {
-          if (!this.cacheHit(f.file, 'checkpoint', f)) continue;
-          await this.readOne(f.file, 'checkpoint', f);
-          drawn.add(f.file);
-        }
-        if (drawn.size === all.length) markCheckpoints();
+    }
+    // The checkpoints drawn with the list, so the first frame shows the live requests' clocks: the
+    // ones the cache answers (a stat each, no read) and, newest first, as many others as
+    // `checkpointsBeforeList` lets this thread read before the list must be drawn.
+    const beforeList = this.opts.checkpointsBeforeList;
+    if ((this.cache?.size ?? 0) > 0 || beforeList()) {
+      live = await more(LIVE_ROOTS);
+      const all = checkpointsOf(live);
+      for (const f of all) {
+        if (!this.cacheHit(f.file, 'checkpoint', f) && !beforeList()) continue;
+        await this.readOne(f.file, 'checkpoint', f);
+        drawn.add(f.file);
+        await this.breathe();
       }
+      if (drawn.size === all.length) markCheckpoints();
     }
     this.flush();
     // The frame is drawn before the rest of the cache is loaded (~0.15 s on a big home).
@@ -772,7 +784,7 @@ export class HomeReader {
         case 'incident':
         case 'lane-status':
         case 'receipt':
-          return this.applySmall(file, kind, await this.cachedRead(file, kind, found, () => SMALL_FILE_READERS[kind](this.home, file)), found);
+          return this.applySmall(file, kind, await this.cachedRead(file, kind, found, () => SMALL_FILE_READERS[kind](this.home, file, found)), found);
         case 'settings':
           return await this.loadSettings();
         case 'journal': {
@@ -917,7 +929,7 @@ export class HomeReader {
   }
 
   private async readCheckpoint(file: string, found?: FoundFile): Promise<void> {
-    const r = await this.cachedRead(file, 'checkpoint', found, () => readCheckpointFile(this.home, file));
+    const r = await this.cachedRead(file, 'checkpoint', found, () => readCheckpointFile(this.home, file, found));
     if (r.missing) {
       this.invalidSince.delete(file);
       return this.forget(file, { type: 'checkpoint-removed', file });
