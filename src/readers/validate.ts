@@ -3,6 +3,7 @@
  */
 import type { z } from 'zod';
 import type { Warning } from '../model/types.js';
+import { fastAccept, NOT_SURE } from './fast-accept.js';
 import { isJsonObject } from './json-text.js';
 
 /** `steps[0].agent`-style path of a zod issue; `(root)` for the value itself. */
@@ -29,6 +30,8 @@ export function validateStrict<S extends z.ZodType>(
   file: string,
   line: number | null = null,
 ): { data: z.infer<S> | null; warnings: Warning[] } {
+  const fast = fastAccept(schema, value);
+  if (fast !== NOT_SURE) return { data: fast, warnings: [] };
   const r = schema.safeParse(value);
   if (r.success) return { data: r.data, warnings: [] };
   return { data: null, warnings: [{ file, line, message: `schema: ${describeIssues(r.error.issues)}`, severity: 'error' }] };
@@ -45,6 +48,8 @@ export function validateLenient<S extends z.ZodType>(
   file: string,
   line: number | null = null,
 ): { data: z.infer<S> | null; warnings: Warning[] } {
+  const fast = fastAccept(schema, value);
+  if (fast !== NOT_SURE) return { data: fast, warnings: [] };
   const first = schema.safeParse(value);
   if (first.success) return { data: first.data, warnings: [] };
   const warning = (message: string): Warning => ({ file, line, message, severity: 'error' });
