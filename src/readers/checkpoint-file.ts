@@ -24,7 +24,7 @@ export function isCheckpointFileName(name: string): boolean {
  * caller keeps the last good value). A schema failure → no record, a warning with the zod paths.
  */
 export async function readCheckpointFile(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<CheckpointRecord>> {
-  const { object, read } = await readJsonObjectFile(file, { maxBytes: CHECKPOINT_MAX_BYTES, ...(stat ? { stat } : {}) });
+  const { object, read } = await readJsonObjectFile(file, { maxBytes: CHECKPOINT_MAX_BYTES, stat });
   if (object === null) return read;
   const { data, warnings } = validateStrict(checkpointSchema, object, file);
   if (data === null) return { ...read, warnings: [...read.warnings, ...warnings] };

@@ -58,9 +58,9 @@ export interface HomeReaderOptions {
   /**
    * Asked before a start walks `loop-dash/` ahead of drawing the session list, then before each
    * checkpoint it would read (newest first): true reads it now, so the first batch carries it;
-   * false draws the list and reads the rest after (`afterList`). The dashboard answers from the time since exec, so the first frame
-   * still comes within its budget. Default: none (the checkpoints the cache answers still come
-   * with the list).
+   * false draws the list and reads the rest after (`afterList`). The dashboard answers from the
+   * time since exec, so the first frame still comes within its budget. Default: none (the
+   * checkpoints the cache answers still come with the list).
    */
   checkpointsBeforeList?: () => boolean;
   /**

@@ -33,7 +33,7 @@ export const incidentFileSchema = z.looseObject({
 
 /** Read one incident file. `home` locates `incidents/` so the path can be interpreted. */
 export async function readIncidentFile(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<IncidentRecord>> {
-  const { object, read } = await readJsonObjectFile(file, stat ? { stat } : {});
+  const { object, read } = await readJsonObjectFile(file, { stat });
   if (object === null) return read;
   const { data, warnings } = validateLenient(incidentFileSchema, object, file);
   const out = [...read.warnings, ...warnings];

@@ -34,7 +34,7 @@ export const laneStatusSchema = z.looseObject({
 
 /** Read one `status.json`. The run id falls back to the directory name. */
 export async function readLaneStatus(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<LaneRunStatus>> {
-  const { object, read } = await readJsonObjectFile(file, stat ? { stat } : {});
+  const { object, read } = await readJsonObjectFile(file, { stat });
   if (object === null) return read;
   const { data, warnings } = validateLenient(laneStatusSchema, object, file);
   const out = [...read.warnings, ...warnings];

@@ -28,7 +28,7 @@ export const receiptSchema = z.looseObject({
 
 /** Read one receipt; session and id come from its path. */
 export async function readReceipt(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<WatcherReceipt>> {
-  const { object, read } = await readJsonObjectFile(file, stat ? { stat } : {});
+  const { object, read } = await readJsonObjectFile(file, { stat });
   if (object === null) return read;
   const { data, warnings } = validateLenient(receiptSchema, object, file);
   const out = [...read.warnings, ...warnings];
