@@ -166,10 +166,13 @@ export function backgroundAudit(homes: string[], ready: Promise<unknown>, clock:
 /**
  * Until this long after exec a start reads checkpoints (newest first) before it draws the session
  * list, so the first frame shows the requests' clocks; after it the list is drawn at once and the
- * rest follow. The frame itself takes ~50 ms to build and draw on a big home (1 213 rows), so it
- * still comes within 500 ms of exec. Node's `performance.now()` counts from the process's start.
+ * rest follow (after Ink's load: ~200 ms later). On the big home (1 213 checkpoints) the reads end
+ * ~450-490 ms after exec and the frame comes ~50 ms later; a budget that ran out just before the
+ * last read (440 ms, the first value) saved the list frame a few ms and cost the checkpoints
+ * ~180 ms whenever the host was a little slow, so it only bounds a pathological home (tens of
+ * thousands of checkpoint files). Node's `performance.now()` counts from the process's start.
  */
-export const CHECKPOINTS_BEFORE_LIST_UNTIL_MS = 440;
+export const CHECKPOINTS_BEFORE_LIST_UNTIL_MS = 600;
 
 /** The dashboard's `checkpointsBeforeList` (HomeReaderOptions). */
 export const checkpointsBeforeFirstFrame = (): boolean => performance.now() < CHECKPOINTS_BEFORE_LIST_UNTIL_MS;

@@ -4,8 +4,6 @@
  * fetched). A failed fetch keeps the last good document and records the error, so the dashboard
  * shows old rows as stale rather than losing them.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { parseStatusDoc, type RemoteStatusDoc } from './status-doc.js';
 
 /** Default refresh interval and fetch timeout. */
@@ -69,10 +67,12 @@ function describeError(err: unknown): string {
  * One GET without keep-alive (a one-shot `loop-dash --remote … | cat` must not wait for an idle
  * socket to close) and without following redirects: only the URL given is fetched.
  */
-function httpGet(url: string, opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal }): Promise<{ status: number; body: string }> {
+async function httpGet(url: string, opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal }): Promise<{ status: number; body: string }> {
+  const u = new URL(url);
+  // Loaded on the first fetch, not with the CLI: node:https (with http, tls and net) is ~10 ms of
+  // every start's module loading, and most dashboards never fetch a remote feed.
+  const { get } = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const get = u.protocol === 'https:' ? https.get : http.get;
     const req = get(u, { agent: false, headers: { accept: 'application/json' }, ...(opts.signal ? { signal: opts.signal } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
