@@ -13,10 +13,11 @@ import { z } from 'zod';
 import { checkpointSchema } from '../src/contract/checkpoint.js';
 import { controlAckSchema, journalEntrySchema } from '../src/contract/control.js';
 import { generateHome } from '../src/demo/generate.js';
-import { fastAccept, NOT_SURE } from '../src/readers/fast-accept.js';
+import { fastAccept, NOT_SURE, safeParseFast } from '../src/readers/fast-accept.js';
 import { incidentFileSchema } from '../src/readers/incident-file.js';
 import { laneStatusSchema } from '../src/readers/lane-status.js';
 import { receiptSchema } from '../src/readers/receipt-file.js';
+import { SESSION_ENTRY_SCHEMAS } from '../src/readers/session-entry.js';
 import { stateLogLineSchema } from '../src/readers/state-log.js';
 import { validateLenient, validateStrict } from '../src/readers/validate.js';
 
@@ -186,4 +187,45 @@ test('the documents of a real home are accepted by the fast path as zod reads th
     }),
     { numRuns: 500 },
   );
+});
+
+test('session entries: every entry schema agrees with zod on mutated entries and takes the fast path for a good one; safeParseFast answers as zod', () => {
+  const S = SESSION_ENTRY_SCHEMAS;
+  const at = '2026-11-30T12:00:00.000Z';
+  const assistant = { role: 'assistant', content: [{ type: 'text', text: 'hi' }], provider: 'openai', model: 'x', stopReason: 'stop', errorMessage: null, usage: { input: 3, output: 7 }, timestamp: NOW, loopPiRecovery: { code: 'E1', status: 529, disposition: 'retry', reason: null } };
+  const good: [keyof typeof S, unknown][] = [
+    ['entryBaseSchema', { type: 'message', id: 'a1', parentId: null, timestamp: at }],
+    ['sessionHeaderSchema', { type: 'session', version: 3, id: 's-1', timestamp: at, cwd: '/r', parentSession: null }],
+    ['messageEntrySchema', { type: 'message', id: 'a2', parentId: 'a1', timestamp: at, message: assistant }],
+    ['assistantMessageSchema', assistant],
+    ['customEntrySchema', { type: 'custom', customType: 'loop-wait-state', data: { timers: [] }, id: 'c', timestamp: NOW }],
+    ['customMessageEntrySchema', { type: 'custom_message', customType: 'note', content: 'x', details: { a: 1 }, display: true }],
+    ['modelChangeEntrySchema', { type: 'model_change', provider: 'openai', modelId: 'x' }],
+    ['thinkingEntrySchema', { type: 'thinking_level_change', thinkingLevel: 'high' }],
+    ['sessionInfoEntrySchema', { type: 'session_info', name: 'root one' }],
+    ['continuationDataSchema', { armed: true, launch: { report: 'r', loop: 3, launchTs: at }, nudgeCount: 2 }],
+    ['waitDataSchema', { timers: [{ id: 1, at: NOW, reason: 'poll' }], watchers: [{ id: 'w', label: 'ci', pid: 12, phase: 'wait', command: 'make', deadline: at, interval_s: 30 }], heldMessages: ['m'] }],
+    ['dashControlDataSchema', { held: true, by: 'me', reason: null }],
+    ['incidentDetailsSchema', { kind: 'timeout', limit: 'inactivity', attempt: 2, exhausted: false, elapsedMs: 900_000 }],
+    ['exhaustedDetailsSchema', { episodeMs: 1_200_000 }],
+  ];
+  assert.deepEqual(new Set(good.map(([k]) => k)), new Set(Object.keys(S)), 'a sample for every schema');
+  for (const [name, sample] of good) {
+    const schema: z.ZodType = S[name];
+    assert.ok(agrees(schema, sample), `${name}: a good entry takes the fast path`);
+    let accepted = 0;
+    fc.assert(
+      fc.property(mutated(sample, 12), (value) => {
+        if (agrees(schema, value)) accepted++;
+        // safeParseFast answers exactly as zod: success and data, or zod's own error.
+        const z1 = schema.safeParse(value);
+        const f1 = safeParseFast(schema, value);
+        assert.equal(f1.success, z1.success);
+        if (z1.success) assert.deepEqual(f1.data, z1.data);
+        else assert.deepEqual(f1.error?.issues, z1.error.issues);
+      }),
+      { numRuns: 300 },
+    );
+    assert.ok(accepted > 0, `${name}: some mutated entry accepted`);
+  }
 });

@@ -69,6 +69,16 @@ export function fastAccept<S extends z.ZodType>(schema: S, value: unknown): z.in
   return accept(value) as z.infer<S> | typeof NOT_SURE;
 }
 
+/**
+ * `schema.safeParse(value)` with the fast path first: a value accepted here gets zod's success
+ * shape around the same output; anything else is zod's own answer.
+ */
+export function safeParseFast<S extends z.ZodType>(schema: S, value: unknown): z.ZodSafeParseResult<z.output<S>> {
+  const fast = fastAccept(schema, value);
+  if (fast !== NOT_SURE) return { success: true, data: fast as z.output<S> };
+  return schema.safeParse(value) as z.ZodSafeParseResult<z.output<S>>;
+}
+
 function build(schema: z.ZodType): Accept {
   const def = defOf(schema);
   switch (def.type) {

@@ -18,6 +18,7 @@ import type {
 } from '../model/types.js';
 import { sessionIdFromName, type SessionPathInfo } from './session-path.js';
 import { epochMsFrom } from './time-value.js';
+import { safeParseFast } from './fast-accept.js';
 import { describeIssues } from './validate.js';
 
 /** How many loop events a session keeps for the detail pane. */
@@ -121,6 +122,24 @@ const incidentDetailsSchema = z.looseObject({
 });
 const exhaustedDetailsSchema = z.looseObject({ episodeMs: num.nullish() });
 
+/** Every schema a session line is validated with (through the fast accept path; its test checks each). */
+export const SESSION_ENTRY_SCHEMAS = {
+  entryBaseSchema,
+  sessionHeaderSchema,
+  messageEntrySchema,
+  assistantMessageSchema,
+  customEntrySchema,
+  customMessageEntrySchema,
+  modelChangeEntrySchema,
+  thinkingEntrySchema,
+  sessionInfoEntrySchema,
+  continuationDataSchema,
+  waitDataSchema,
+  dashControlDataSchema,
+  incidentDetailsSchema,
+  exhaustedDetailsSchema,
+} as const;
+
 type Base = z.infer<typeof entryBaseSchema>;
 
 /** A validated session line. `other` is any entry type we do not fold (kept, ignored). */
@@ -143,13 +162,13 @@ export type ParseEntryResult = { ok: true; entry: SessionEntry } | { ok: false; 
 
 /** Validates one decoded JSON value from a session file. */
 export function parseSessionEntry(value: unknown): ParseEntryResult {
-  const base = entryBaseSchema.safeParse(value);
+  const base = safeParseFast(entryBaseSchema, value);
   if (!base.success) return fail(base.error);
   const at = epochMsFrom(base.data.timestamp);
   const v = base.data;
   switch (v.type) {
     case 'session': {
-      const r = sessionHeaderSchema.safeParse(v);
+      const r = safeParseFast(sessionHeaderSchema, v);
       return r.success ? ok({ type: 'session', at, value: r.data }) : fail(r.error);
     }
     case 'message':
@@ -157,20 +176,20 @@ export function parseSessionEntry(value: unknown): ParseEntryResult {
     case 'custom':
       return parseCustom(v, at);
     case 'custom_message': {
-      const r = customMessageEntrySchema.safeParse(v);
+      const r = safeParseFast(customMessageEntrySchema, v);
       if (!r.success) return fail(r.error);
       return ok({ type: 'custom_message', at, customType: r.data.customType, content: r.data.content, details: r.data.details });
     }
     case 'model_change': {
-      const r = modelChangeEntrySchema.safeParse(v);
+      const r = safeParseFast(modelChangeEntrySchema, v);
       return r.success ? ok({ type: 'model_change', at, provider: r.data.provider ?? null, modelId: r.data.modelId }) : fail(r.error);
     }
     case 'thinking_level_change': {
-      const r = thinkingEntrySchema.safeParse(v);
+      const r = safeParseFast(thinkingEntrySchema, v);
       return r.success ? ok({ type: 'thinking_level_change', at, thinkingLevel: r.data.thinkingLevel }) : fail(r.error);
     }
     case 'session_info': {
-      const r = sessionInfoEntrySchema.safeParse(v);
+      const r = safeParseFast(sessionInfoEntrySchema, v);
       return r.success ? ok({ type: 'session_info', at, name: r.data.name ?? null }) : fail(r.error);
     }
     default:
@@ -179,29 +198,29 @@ export function parseSessionEntry(value: unknown): ParseEntryResult {
 }
 
 function parseMessage(v: Base, at: number | null): ParseEntryResult {
-  const r = messageEntrySchema.safeParse(v);
+  const r = safeParseFast(messageEntrySchema, v);
   if (!r.success) return fail(r.error);
   if (r.data.message.role !== 'assistant') return ok({ type: 'message', at, role: r.data.message.role });
-  const a = assistantMessageSchema.safeParse(r.data.message);
+  const a = safeParseFast(assistantMessageSchema, r.data.message);
   if (!a.success) return fail(a.error, ['message']);
   return ok({ type: 'assistant', at, value: a.data });
 }
 
 function parseCustom(v: Base, at: number | null): ParseEntryResult {
-  const r = customEntrySchema.safeParse(v);
+  const r = safeParseFast(customEntrySchema, v);
   if (!r.success) return fail(r.error);
   const { customType, data } = r.data;
   switch (customType) {
     case CONTINUATION_STATE: {
-      const d = continuationDataSchema.safeParse(data);
+      const d = safeParseFast(continuationDataSchema, data);
       return d.success ? ok({ type: 'continuation', at, value: d.data }) : fail(d.error, ['data'], customType);
     }
     case WAIT_STATE: {
-      const d = waitDataSchema.safeParse(data);
+      const d = safeParseFast(waitDataSchema, data);
       return d.success ? ok({ type: 'wait', at, value: d.data }) : fail(d.error, ['data'], customType);
     }
     case DASH_CONTROL: {
-      const d = dashControlDataSchema.safeParse(data);
+      const d = safeParseFast(dashControlDataSchema, data);
       return d.success ? ok({ type: 'dash-control', at, value: d.data }) : fail(d.error, ['data'], customType);
     }
     default:
@@ -385,7 +404,7 @@ function customMessageHistoryItem(kind: string, at: number | null, content: unkn
   let summary: string;
   switch (kind) {
     case 'loop-request-incident': {
-      const d = incidentDetailsSchema.safeParse(details);
+      const d = safeParseFast(incidentDetailsSchema, details);
       if (d.success) {
         const x = d.data;
         const bits = [`request cut: ${x.limit ?? x.kind ?? 'unknown limit'}`];
@@ -397,7 +416,7 @@ function customMessageHistoryItem(kind: string, at: number | null, content: unkn
       break;
     }
     case 'loop-recovery-exhausted': {
-      const d = exhaustedDetailsSchema.safeParse(details);
+      const d = safeParseFast(exhaustedDetailsSchema, details);
       const ms = d.success ? d.data.episodeMs : null;
       summary = ms !== null && ms !== undefined ? `retry episode exhausted after ${formatDuration(ms)}` : text || 'retry episode exhausted';
       break;
