@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Key } from 'ink';
-import { buildSnapshot, type SessionView } from '../src/model/snapshot.js';
+import { buildSnapshot, createSnapshotCache, retimeBase, type SessionView } from '../src/model/snapshot.js';
 import { activityBuckets, recordActivity, sameObservations, sparkline, squeeze, type ActivityLog, type ActivityObservation } from '../src/views/activity.js';
 import { detailLines } from '../src/views/detail-lines.js';
 import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
@@ -9,7 +9,7 @@ import { clipLine, lineText, windowLines } from '../src/views/line.js';
 import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
 import { treeRows, type TreeRow } from '../src/views/session-rows.js';
 import { layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached } from '../src/views/table-layout.js';
-import { ageText } from '../src/views/cells.js';
+import { ageText, countdownKey } from '../src/views/cells.js';
 import { displayWidth, fit, sanitize, truncate, wrapWords } from '../src/views/text.js';
 import { drawAxis } from '../src/views/timeline.js';
 import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
@@ -312,6 +312,42 @@ test('row cells, row lines and clipped lines are reused only while nothing they 
   assert.equal(displayWidth(lineText(clipped)), 40);
   assert.deepEqual(clipLine(line, 30), clipLine([...line], 30), 'another width: clipped afresh');
   assert.equal(displayWidth(lineText(clipLine(line, 30))), 30);
+});
+
+test('a row with running countdowns keeps its cells across re-timed copies while the countdowns\' and age\'s texts are the same', () => {
+  const cache = createSnapshotCache();
+  // The inactivity deadline half a second off the age's second, so each can move alone.
+  const state = fixtureState([cpEvent(requesting(ID.web, 10 * MIN + 500))]);
+  const webAt = (now: number): TreeRow => {
+    const snap = buildSnapshot(state, now, { host: HOST, cache });
+    return treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() }).find((r) => r.id === ID.web)!;
+  };
+  const a = webAt(NOW + 100);
+  const b = webAt(NOW + 200);
+  assert.notEqual(a.view, b.view, 'each snapshot re-times the row into a new copy');
+  assert.ok(a.view.clocks.inactivity && b.view.clocks.inactivity, 'a running countdown');
+  assert.equal(retimeBase(a.view), retimeBase(b.view), 'copies of the same base row');
+  assert.equal(countdownKey(a.view), countdownKey(b.view));
+  assert.equal(rowCellsCached(b, NOW + 200, false), rowCellsCached(a, NOW + 100, false), 'the same texts: the same cells');
+  // The countdown's text moves (its second changes) while the age's does not: cells built afresh.
+  const c = webAt(NOW + 300);
+  const d = webAt(NOW + 700);
+  assert.equal(ageText(c.view, NOW + 300), ageText(d.view, NOW + 700));
+  assert.notEqual(countdownKey(c.view), countdownKey(d.view));
+  const cc = rowCellsCached(c, NOW + 300, false);
+  const dc = rowCellsCached(d, NOW + 700, false);
+  assert.notEqual(dc.inactivity.text, cc.inactivity.text);
+  assert.deepEqual(dc, rowCells(d, NOW + 700, false));
+  // Every instant, every row, either colour mode: the kept cells are the ones built afresh.
+  for (let now = NOW; now < NOW + 8_000; now += 137) {
+    const snap = buildSnapshot(state, now, { host: HOST, cache });
+    for (const r of treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() })) {
+      for (const noColor of [false, true]) assert.deepEqual(rowCellsCached(r, now, noColor), rowCells(r, now, noColor), `${r.id} at ${now - NOW} ms`);
+    }
+    // Cells' widths are measured once per cells object: the layout of kept cells is that of copies.
+    const cells = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() }).map((r) => rowCellsCached(r, now, false));
+    for (const width of [200, 120, 80, 60]) assert.deepEqual(layoutColumns(cells, width), layoutColumns(structuredClone(cells), width), `layout at ${width} columns`);
+  }
 });
 
 test('sameObservations: only lists that would record nothing new are the same', () => {

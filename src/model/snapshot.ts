@@ -402,6 +402,19 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
 const stillRoots = new WeakSet<SessionView>();
 
 /**
+ * Each re-timed copy a snapshot hands out → the row it was copied from (a row of the cached
+ * snapshot, never changed once built). The copy differs from it in the running deadlines'
+ * `remainingMs` alone (and, for a root, the lanes list), so what is derived from a row and not
+ * from those (its cells but for the countdowns) can be kept per base row across frames.
+ */
+const retimeBases = new WeakMap<SessionView, SessionView>();
+
+/** The row `v` is a re-timed copy of (see {@link retimeBases}), or `v` itself. */
+export function retimeBase(v: SessionView): SessionView {
+  return retimeBases.get(v) ?? v;
+}
+
+/**
  * `snap` at `now` (within its stable window): every row re-timed, lanes under their roots, the
  * same order (rows are ordered by deadline instants, which re-timing does not move).
  */
@@ -410,10 +423,15 @@ function retimeSnapshot(snap: Snapshot, now: number): Snapshot {
     if (stillRoots.has(root)) return root;
     let lanes: SessionView[] | null = null;
     for (let i = 0; i < root.lanes.length; i++) {
-      const lane = retime(root.lanes[i]!, now);
-      if (lane !== root.lanes[i]) (lanes ??= root.lanes.slice())[i] = lane;
+      const was = root.lanes[i]!;
+      const lane = retime(was, now);
+      if (lane !== was) {
+        retimeBases.set(lane, was);
+        (lanes ??= root.lanes.slice())[i] = lane;
+      }
     }
     const r = retime(root, now);
+    if (r !== root) retimeBases.set(r, root);
     if (!lanes) {
       if (r === root) stillRoots.add(root);
       return r;

@@ -88,6 +88,22 @@ export function sessionCells(v: SessionView, now: number, homeLabel = ''): Recor
 }
 
 /**
+ * What {@link sessionCells} shows of the running deadlines' remaining times: each deadline's text
+ * and urgency, in one string. Re-timing a row changes nothing else its cells read (the margin, the
+ * attempts and the resume step are fixed per deadline), so a row re-timed to another `now` has the
+ * same cells as before exactly when this and {@link ageText} are the same. `''` without a clock.
+ */
+export function countdownKey(v: SessionView): string {
+  const c = v.clocks;
+  if (!(c.inactivity || c.absolute || c.episode || c.nextResume || c.nextRetry)) return '';
+  return `${remainingKey(c.inactivity)},${remainingKey(c.absolute)},${remainingKey(c.episode)},${remainingKey(c.nextResume)},${remainingKey(c.nextRetry)}`;
+}
+
+function remainingKey(d: { remainingMs: number } | null): string {
+  return d ? `${formatRemaining(d.remainingMs)}/${urgency(d.remainingMs)}` : '-';
+}
+
+/**
  * The one cell of {@link sessionCells} that depends on `now` (every other one reads the view,
  * whose countdowns the snapshot re-times): the checkpoint's age, or (`~`) the session file's.
  * Callers that keep cells per view key them on this text.

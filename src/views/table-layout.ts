@@ -5,8 +5,8 @@
  * Cell text comes from `cells.ts`, shared with the plain `status` table.
  */
 import type { SessionState } from '../model/session-state.js';
-import type { SessionView } from '../model/snapshot.js';
-import { ageText, COLUMNS, COLUMN_TITLES, sessionCells, type ColumnId, type Urgency } from './cells.js';
+import { retimeBase, type SessionView } from '../model/snapshot.js';
+import { ageText, COLUMNS, COLUMN_TITLES, countdownKey, sessionCells, type ColumnId, type Urgency } from './cells.js';
 import { span, type Line, type Span, type Tone } from './line.js';
 import type { TreeRow } from './session-rows.js';
 import { displayWidth, fit, sanitize } from './text.js';
@@ -129,12 +129,16 @@ function collapsedSuffix(row: TreeRow): string {
 
 /**
  * The cells of a row that did not change since the last frame. Cells are a function of the
- * session view (the same object from one snapshot to the next while nothing about the session
- * changed and it has no running clock), the row's place in the tree, and `now` — through the age
- * cell alone ({@link ageText}). Each batch of appends builds a snapshot at its own instant, so the
- * key is the age's text, not `now`: the rows it did not touch keep their cells, and their lines.
+ * session view, the row's place in the tree, and `now` — through the age cell alone
+ * ({@link ageText}). A view is the same object from one snapshot to the next while nothing about
+ * the session changed and it has no running clock; one with a running clock is a new re-timed
+ * copy in every snapshot, of the same base row ({@link retimeBase}), differing from it only in
+ * what {@link countdownKey} shows. So the key is the base row, the age's text and the countdowns'
+ * texts, not `now`: the rows a batch did not touch keep their cells and lines, and a countdown
+ * row's change once a second, not at every one of ~14 frames a second under appends.
  */
 interface CellsMemo {
+  countdowns: string;
   age: string;
   noColor: boolean;
   prefix: string;
@@ -144,22 +148,39 @@ interface CellsMemo {
 }
 const cellsMemo = new WeakMap<SessionView, CellsMemo>();
 
-/** {@link rowCells}, reusing the cells of the same view, tree place and age. */
+/** {@link rowCells}, reusing the cells of the same base row, countdown texts, tree place and age. */
 export function rowCellsCached(row: TreeRow, now: number, noColor: boolean): RowCells {
+  const base = retimeBase(row.view);
+  const countdowns = countdownKey(row.view);
   const age = ageText(row.view, now);
   const prefix = treePrefix(row);
   const suffix = collapsedSuffix(row);
-  const m = cellsMemo.get(row.view);
-  if (m && m.age === age && m.noColor === noColor && m.prefix === prefix && m.suffix === suffix && m.home === row.home) return m.cells;
+  const m = cellsMemo.get(base);
+  if (m && m.countdowns === countdowns && m.age === age && m.noColor === noColor && m.prefix === prefix && m.suffix === suffix && m.home === row.home) return m.cells;
   const cells = rowCells(row, now, noColor);
-  cellsMemo.set(row.view, { age, noColor, prefix, suffix, home: row.home, cells });
+  cellsMemo.set(base, { countdowns, age, noColor, prefix, suffix, home: row.home, cells });
   return cells;
+}
+
+/**
+ * Display widths of a row's cell texts, per column, full and compact: measured once per cells
+ * object (cells are kept across frames, see {@link rowCellsCached}, and never changed), so a
+ * layout measures only the rows whose cells are new.
+ */
+const cellWidths = new WeakMap<RowCells, [Partial<Record<ColumnId, number>>, Partial<Record<ColumnId, number>>]>();
+function cellWidth(r: RowCells, id: ColumnId, compact: boolean): number {
+  let m = cellWidths.get(r);
+  if (m === undefined) cellWidths.set(r, (m = [{}, {}]));
+  const side = m[compact ? 1 : 0];
+  let w = side[id];
+  if (w === undefined) side[id] = w = displayWidth(compact ? r[id].compact : r[id].text);
+  return w;
 }
 
 /** The width a column's text needs (within its bounds). Not a closure: see snapshot.ts's InPlace. */
 function naturalWidth(rows: readonly RowCells[], id: ColumnId, compact: boolean): number {
   let w = Math.max(displayWidth(COLUMN_TITLES[id]), MIN_WIDTH[id] ?? 0);
-  for (const r of rows) w = Math.max(w, displayWidth(compact ? r[id].compact : r[id].text));
+  for (const r of rows) w = Math.max(w, cellWidth(r, id, compact));
   return Math.min(w, MAX_WIDTH[id] ?? Number.POSITIVE_INFINITY);
 }
 
