@@ -626,13 +626,19 @@ export function checkpointAgeMs(v: Pick<SessionView, 'source'>, now: number): nu
   return v.source.checkpointUpdatedAt === null ? null : now - v.source.checkpointUpdatedAt;
 }
 
+/** Whether `v` has a running deadline: the ones {@link retime} moves with `now`. */
+export function hasRunningClock(v: SessionView): boolean {
+  const c = v.clocks;
+  return !!(c.inactivity || c.absolute || c.episode || c.nextRetry || c.nextResume);
+}
+
 /**
  * `v` at `now`: its running deadlines with their remaining times. A row with no running clock
  * does not depend on `now` at all (within its stable window) and is returned as it is.
  */
 function retime(v: SessionView, now: number): SessionView {
+  if (!hasRunningClock(v)) return v;
   const c = v.clocks;
-  if (!(c.inactivity || c.absolute || c.episode || c.nextRetry || c.nextResume)) return v;
   return {
     ...v,
     clocks: {

@@ -3,7 +3,7 @@
  * table, so the two can never disagree about a number.
  */
 import { formatRemaining } from '../model/clocks.js';
-import { checkpointAgeMs, type SessionView } from '../model/snapshot.js';
+import { checkpointAgeMs, hasRunningClock, type SessionView } from '../model/snapshot.js';
 
 /** Urgency of a countdown: warning under 3 min, critical under 1 min (SPEC §5). */
 export type Urgency = 'ok' | 'warning' | 'critical' | 'none';
@@ -94,8 +94,8 @@ export function sessionCells(v: SessionView, now: number, homeLabel = ''): Recor
  * same cells as before exactly when this and {@link ageText} are the same. `''` without a clock.
  */
 export function countdownKey(v: SessionView): string {
+  if (!hasRunningClock(v)) return '';
   const c = v.clocks;
-  if (!(c.inactivity || c.absolute || c.episode || c.nextResume || c.nextRetry)) return '';
   return `${remainingKey(c.inactivity)},${remainingKey(c.absolute)},${remainingKey(c.episode)},${remainingKey(c.nextResume)},${remainingKey(c.nextRetry)}`;
 }
 
