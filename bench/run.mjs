@@ -437,7 +437,7 @@ async function main() {
   log(`loop-dash bench${quick ? ' (quick)' : ''}: ${results.machine.cpu}, ${results.machine.cores} cores, node ${process.version}`);
   const big = await ensureHome(BIG, log);
   const small = await ensureHome('small', log);
-  const sleeper = startSleeper();
+  const sleeper = startSleeper([big.home, small.home]);
   const { processStartIdentity } = await import(path.join(repo, 'dist', 'src', 'readers', 'process-probe.js'));
   await sleep(50);
   const pidStart = processStartIdentity(sleeper.pid);

@@ -16,16 +16,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkpointSchema, type Checkpoint } from '../src/contract/checkpoint.js';
 import { CONTROL_TTL_MS, controlAckSchema, type ControlAck, type ControlRequest } from '../src/contract/control.js';
-import { homePaths } from '../src/contract/paths.js';
+import { aliveSocketPath, homePaths } from '../src/contract/paths.js';
 import { buildControlRequest, submitControlRequest } from '../src/control/index.js';
 import { installExtension } from '../src/cli/install-extension.js';
 import { clockInputFromCheckpoint, computeClocks } from '../src/model/clocks.js';
 import { judgeLiveness } from '../src/model/liveness.js';
 import { probeProcess } from '../src/readers/process-probe.js';
 import { ensureNode22 } from './support/node22.js';
+import { canConnect } from './support/socket.js';
 import { PiProcess, piVersion, runPiPrint, waitUntil, type PiRecord } from './support/pi-harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+
 const EXTENSION = path.resolve(here, '../src/extension/index.js');
 const PROVIDER = path.resolve(here, 'fixtures/pi/scripted-provider.js');
 const AUTO_TURNS = path.resolve(here, 'fixtures/pi/auto-turns.js');
@@ -154,6 +156,11 @@ test(`the extension in a real pi ${piVersion()}: checkpoints, keepalives, abort,
       assert.equal(cp.model, MODEL);
       assert.equal(cp.limits?.inactivityMs, INACTIVITY_MS, "limits come from the home's settings.json");
       assert.equal(cp.limits?.absoluteMs, 75 * 60_000, 'a missing setting falls back to its default');
+      // docs/CONTRACT.md §5: the process listens on its liveness socket while the session runs.
+      const sock = aliveSocketPath(home, cp.host, cp.pid, cp.pidStart);
+      assert.ok(sock, 'the home is short enough for a socket address');
+      assert.ok(fs.lstatSync(sock).isSocket(), `a socket at ${sock}`);
+      assert.equal(await canConnect(sock), true, 'a dashboard can link to it');
     });
 
     let streamed: Checkpoint;
@@ -297,6 +304,7 @@ test(`the extension in a real pi ${piVersion()}: checkpoints, keepalives, abort,
       assert.equal(cp.state, 'ended');
       assert.equal(cp.request, null);
       assert.equal(fs.existsSync(homePaths(home).extensionLog) ? /failed/.test(fs.readFileSync(homePaths(home).extensionLog, 'utf8')) : false, false, 'no handler failed');
+      assert.deepEqual(fs.readdirSync(homePaths(home).alive), [], 'the liveness socket is removed at shutdown');
     });
   } finally {
     pi.kill('SIGKILL');
@@ -334,6 +342,8 @@ test('installed with install-extension: pi auto-discovers it after -e extensions
     assert.notEqual(cp.state, 'ended', 'nobody marked it ended');
     assert.equal(cp.pid, live.pid);
     assert.throws(() => process.kill(cp.pid, 0), (err: NodeJS.ErrnoException) => err.code === 'ESRCH', 'its pid is gone');
+    const sock = aliveSocketPath(home, cp.host, cp.pid, cp.pidStart)!;
+    assert.equal(await canConnect(sock), false, 'its liveness socket refuses: the kernel closed it with the process');
     const now = Date.now();
     assert.equal(judgeLiveness(cp, probeProcess(cp.pid, now), os.hostname(), now).status, 'gone');
   } finally {

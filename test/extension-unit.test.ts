@@ -455,7 +455,7 @@ test('runtime with a fake pi: checkpoint, hold of automatic turn starts, abort, 
     assert.equal(cp.host, 'box');
     assert.equal(cp.model, 'scripted/m');
     assert.ok(fs.statSync(path.join(homePaths(home).control, 'sess-1')).isDirectory(), 'the control directory is ready to watch');
-    assert.deepEqual(rt.resources, { refreshTimer: true, controlWatch: true, checkpointWriter: true });
+    assert.deepEqual(rt.resources, { refreshTimer: true, controlWatch: true, checkpointWriter: true, livenessSocket: null }, 'a runtime posing as another pid listens on no liveness socket');
 
     // Not held: automatic input passes, continuation passes.
     assert.equal(f.emit('input', { text: 'wake', source: 'extension' }), undefined);
@@ -514,7 +514,7 @@ test('runtime with a fake pi: checkpoint, hold of automatic turn starts, abort, 
     f.emit('session_shutdown', { reason: 'quit' });
     cp = checkpointSchema.parse(readJson(file));
     assert.equal(cp.state, 'ended');
-    assert.deepEqual(rt.resources, { refreshTimer: false, controlWatch: false, checkpointWriter: false }, 'every timer and watcher is stopped at shutdown');
+    assert.deepEqual(rt.resources, { refreshTimer: false, controlWatch: false, checkpointWriter: false, livenessSocket: null }, 'every timer and watcher is stopped at shutdown');
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }

@@ -1,12 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import type { Checkpoint } from '../src/contract/checkpoint.js';
 import { judgeLiveness, REMOTE_STALE_MS } from '../src/model/liveness.js';
 import type { ProcessProbe } from '../src/model/types.js';
 import { parseProcStat, probeProcess, processStartIdentity } from '../src/readers/process-probe.js';
+import { waitFor } from './support/wait-for.js';
 
 const linux = process.platform === 'linux';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -15,8 +16,8 @@ describe('parseProcStat', () => {
   test('E2: splits after the last ")" so a comm with spaces and parentheses is safe', () => {
     // fields 3..22: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice threads itreal starttime
     const text = '4242 (my (weird) prog) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 12345678 300\n';
-    assert.deepEqual(parseProcStat(text), { comm: 'my (weird) prog', startTime: '987654' });
-    assert.deepEqual(parseProcStat('7 () R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 0'), { comm: '', startTime: '4242' });
+    assert.deepEqual(parseProcStat(text), { comm: 'my (weird) prog', state: 'S', startTime: '987654' });
+    assert.deepEqual(parseProcStat('7 () R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 0'), { comm: '', state: 'R', startTime: '4242' });
   });
 
   test('malformed text gives null', () => {
@@ -51,6 +52,24 @@ describe('probeProcess', () => {
     assert.equal(probe.start, null);
     assert.match(probe.detail, /ESRCH/);
     assert.equal(processStartIdentity(child.pid), null);
+  });
+
+  test('a zombie (exited, not yet reaped by its parent) is gone, though it still answers signal 0', { skip: !linux }, async () => {
+    // The shell's background child exits after the shell has become `sleep`, which never reaps it
+    // (one that exits first may be reaped by the shell itself before its exec).
+    const parent = spawn('sh', ['-c', '(sleep 0.5) & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      let out = '';
+      parent.stdout.on('data', (d) => (out += d));
+      const pid = Number(await waitFor(() => /^\d+\n/.exec(out)?.[0], 'the background pid'));
+      await waitFor(() => parseProcStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state === 'Z', 'the child is a zombie');
+      process.kill(pid, 0); // signal 0 alone would call it alive
+      const probe = probeProcess(pid, NOW);
+      assert.equal(probe.status, 'gone');
+      assert.match(probe.detail, /zombie/);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 
   test('E3: EPERM is alive, reported distinctly (as root: probed by a child running as nobody)', { skip: process.platform === 'win32' }, () => {

@@ -29,6 +29,7 @@ import {
   type Hold,
 } from './hold.js';
 import type { PiApi, PiAssistantMessageEvent, PiBoundaryResult, PiContext, PiInputResult, PiMessage } from './pi-api.js';
+import { LivenessSocket } from './liveness-socket.js';
 import { piAgentDir, sessionPlace } from './pi-home.js';
 import { readSettingsFile, requestSettings, type RequestSettings } from './request-settings.js';
 import { initialTracker, toCheckpoint, track, type SessionIdentity, type TrackerEvent, type TrackerState } from './request-tracker.js';
@@ -50,6 +51,11 @@ export interface RuntimeOptions {
   streamWriteMs?: number;
   /** Control directory poll; default 1 s. */
   controlPollMs?: number;
+  /**
+   * Listen on the process's liveness socket (docs/CONTRACT.md §5) while a session runs; default:
+   * when `pid` is this process's own (a test that poses as another pid gets none).
+   */
+  livenessSocket?: boolean;
   log?: ExtensionLog;
 }
 
@@ -83,6 +89,7 @@ export class LoopDashRuntime {
   private writer: CheckpointWriter | null = null;
   private inbox: ControlInbox | null = null;
   private refresh: NodeJS.Timeout | null = null;
+  private readonly liveness: LivenessSocket | null;
   private settingsNote: string | null = null;
 
   constructor(
@@ -95,6 +102,7 @@ export class LoopDashRuntime {
     this.pid = opts.pid ?? process.pid;
     this.host = opts.host ?? os.hostname();
     this.pidStart = (opts.pidStart ?? processStartIdentity)(this.pid);
+    this.liveness = (opts.livenessSocket ?? this.pid === process.pid) ? new LivenessSocket(this.log) : null;
     this.tracker = initialTracker(UNSTARTED, { enabled: true, maxRetries: 3, baseDelayMs: 2000, maxAgentDelayMs: 60_000 });
   }
 
@@ -109,8 +117,8 @@ export class LoopDashRuntime {
   }
 
   /** Which session-scoped resources are live (all false outside a session). */
-  get resources(): { refreshTimer: boolean; controlWatch: boolean; checkpointWriter: boolean } {
-    return { refreshTimer: this.refresh !== null, controlWatch: this.inbox !== null, checkpointWriter: this.writer !== null };
+  get resources(): { refreshTimer: boolean; controlWatch: boolean; checkpointWriter: boolean; livenessSocket: string | null } {
+    return { refreshTimer: this.refresh !== null, controlWatch: this.inbox !== null, checkpointWriter: this.writer !== null, livenessSocket: this.liveness?.path ?? null };
   }
 
   /** The checkpoint file of the current session, or null before `session_start`. */
@@ -161,6 +169,8 @@ export class LoopDashRuntime {
       return;
     }
     const paths = homePaths(this.home);
+    // Before the first checkpoint, so a dashboard that reads it finds the socket there.
+    this.liveness?.start(this.home, this.host, this.pid, this.pidStart);
     this.writer = new CheckpointWriter({
       file: path.join(paths.checkpoints, `${session}.json`),
       snapshot: (now) => toCheckpoint(this.tracker, now),
@@ -414,6 +424,7 @@ export class LoopDashRuntime {
     this.inbox = null;
     this.writer?.dispose();
     this.writer = null;
+    this.liveness?.stop();
   }
 
   /** Runs `fn`, logging instead of throwing: nothing of ours may throw into pi or a timer. */

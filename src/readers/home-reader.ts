@@ -7,11 +7,13 @@
 import { promises as fsp, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { homePaths, stateLogPathFromReport } from '../contract/paths.js';
+import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/paths.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
 import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type FoundFile, type WalkRoot } from './home-walk.js';
 import { readAck, JournalReader } from './journal.js';
+import { LivenessLinks } from './liveness-links.js';
+import { COALESCE_MS, Periodic } from './periodic.js';
 import { probeProcess, type ProcessProbeResult } from './process-probe.js';
 import type { SmallFileRead } from './json-file.js';
 import type { ReadCounter } from './read-counter.js';
@@ -120,6 +122,13 @@ const ACTIVE_MS = 15 * 60_000;
 const RECENT_FAST_MS = 60_000;
 const RECHECK_MS = 5_000;
 const RECHECK_SLOW_EVERY = 6;
+/**
+ * A pid whose liveness socket is linked reports its own death; it is still probed this often, as
+ * a backstop (and a probe every `probeMs` for the pids without a link).
+ */
+const LINKED_PROBE_MS = 30_000;
+/** After a link closes, the pid is probed again after these waits while it still looks alive. */
+const CLOSE_PROBE_MS = [20, 100, 400, 1_500];
 /** What the background search reads per step. */
 const DEEP_SCAN_STEP = 4 * 1024 * 1024;
 /**
@@ -146,6 +155,10 @@ export interface HomeReaderStats {
   /** Directories watched (native) or polled. */
   watchedDirs: number;
   mode: 'native' | 'polling' | null;
+  /** Pi processes linked by their liveness sockets (their deaths need no probe). */
+  links: number;
+  /** Wake-ups of the background jobs' timer so far (probes, re-checks, cache saves). */
+  periodicWakeUps: number;
 }
 
 /** A small file as remembered between runs: its stat at the walk, and the record read from it. */
@@ -192,7 +205,6 @@ export class HomeReader {
   private working: Promise<void> | null = null;
   private backend: WatchBackend | null = null;
   private reconcileKick: NodeJS.Timeout | null = null;
-  private timers: NodeJS.Timeout[] = [];
   private stopped = false;
   private homeExists = false;
   private cache: SessionCache<CachedSessionFile | CachedSmallFile> | null = null;
@@ -207,8 +219,14 @@ export class HomeReader {
   private sweepTimer: NodeJS.Timeout | null = null;
   /** The start's and the drain's slices of synchronous work. */
   private readonly slices = new TimeSlices();
-  /** Re-checks done (every RECHECK_SLOW_EVERY-th covers every recent file). */
-  private recheckTick = 0;
+  /** performance.now() of the last re-check that covered every recent file (the slow tier). */
+  private recheckAllAt = performance.now();
+  /** The newest time in `recent` (ms, opts.now()), so the re-check knows without a scan whether a fast tier is due. */
+  private recentNewest = -Infinity;
+  /** The background jobs' timer (watching only). */
+  private periodic: Periodic | null = null;
+  /** Links to the live pi processes' liveness sockets (watching only). */
+  private readonly links = new LivenessLinks((pid, closed) => this.onLinkChange(pid, closed));
   private lastProgressAt = -Infinity;
 
   constructor(options: HomeReaderOptions) {
@@ -366,7 +384,7 @@ export class HomeReader {
     await this.breathe();
     this.pushWalkProblems(walk.problems);
     const horizon = this.opts.now() - ACTIVE_MS;
-    for (const f of walk.files) if (f.mtimeMs >= horizon) this.recent.set(f.file, f.mtimeMs);
+    for (const f of walk.files) if (f.mtimeMs >= horizon) this.markRecent(f.file, f.mtimeMs);
     this.cache?.retain(walk.files.map((f) => f.file));
     await this.breathe();
     const byKind = (k: ArtifactKind) => walk.files.filter((f) => f.kind === k);
@@ -452,10 +470,12 @@ export class HomeReader {
       else this.scheduleSweep();
       // Probes, re-checks (or the fixed sweep) and cache saves share one timer: on this machine
       // every wake-up of an idle process costs ~1 ms of CPU, a third of what an idle dashboard spends.
-      this.periodic([
-        { everyMs: this.opts.probeMs, run: () => this.probe() },
-        this.fixedSweep ? { everyMs: this.opts.reconcileMs, run: () => this.reconcile() } : { everyMs: RECHECK_MS, run: () => this.recheckActive() },
-        ...(this.cache ? [{ everyMs: CACHE_SAVE_MS, run: () => this.saveCache() }] : []),
+      // Each is due only while it has something to do: an idle dashboard whose pi processes are
+      // all linked wakes for its minute frame and a backstop every LINKED_PROBE_MS.
+      this.periodic = new Periodic([
+        { dueAt: (last) => this.probeDueAt(last), run: () => this.probe() },
+        this.fixedSweep ? { dueAt: (last) => last + this.opts.reconcileMs, run: () => this.reconcile() } : { dueAt: (last) => this.recheckDueAt(last), run: () => this.recheckActive() },
+        ...(this.cache ? [{ dueAt: (last: number) => last + CACHE_SAVE_MS, run: () => this.saveCache() }] : []),
       ]);
       // Remember what was read, then search the long files' middles in the background.
       this.deepScanning = Promise.resolve(opts.beforeBackground)
@@ -493,7 +513,8 @@ export class HomeReader {
     // Files changed in the last minute every time; the others of the last ACTIVE_MS every
     // RECHECK_SLOW_EVERY-th time (an idle dashboard beside a hundred quiet sessions then stats a
     // few files every RECHECK_MS instead of all of them).
-    const all = ++this.recheckTick % RECHECK_SLOW_EVERY === 0;
+    const all = performance.now() >= this.recheckAllAt + RECHECK_MS * RECHECK_SLOW_EVERY - COALESCE_MS;
+    if (all) this.recheckAllAt = performance.now();
     const fastHorizon = now - RECENT_FAST_MS;
     const files = new Set<string>(this.failing);
     for (const [file, at] of this.recent) {
@@ -506,7 +527,7 @@ export class HomeReader {
       // A session file is compared with what its reader last read (known keeps the walk's stat).
       if (k.kind === 'session' && this.sessions.has(file) && !this.failing.has(file)) {
         if (!this.dirty.has(file) && this.mayHaveChanged(file)) {
-          this.recent.set(file, this.opts.now());
+          this.markRecent(file, this.opts.now());
           this.dirty.set(file, false);
         }
         continue;
@@ -519,7 +540,7 @@ export class HomeReader {
       }
       if (!st || st.size !== k.size || st.mtimeMs !== k.mtimeMs || st.ino !== k.ino || this.failing.has(file)) {
         if (st) this.known.set(file, { kind: k.kind, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
-        this.recent.set(file, this.opts.now());
+        this.markRecent(file, this.opts.now());
         if (!this.dirty.has(file)) this.dirty.set(file, false);
       }
     }
@@ -577,8 +598,11 @@ export class HomeReader {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearInterval(t);
-    this.timers = [];
+    this.periodic?.stop();
+    this.periodic = null;
+    this.links.stop();
+    for (const t of this.closeProbes) clearTimeout(t);
+    this.closeProbes.clear();
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
     this.sweepTimer = null;
     for (const t of this.incompleteTimers.values()) clearTimeout(t);
@@ -611,6 +635,8 @@ export class HomeReader {
       perFile: this.lineWarnings.size + this.invalidSince.size + this.lastEmitted.size + this.failing.size + this.incompleteTimers.size + this.shownWarnings.size,
       watchedDirs: this.backend?.dirs().length ?? 0,
       mode: this.backend?.mode ?? null,
+      links: this.links.size,
+      periodicWakeUps: this.periodic?.wakeUps ?? 0,
     };
   }
 
@@ -618,7 +644,7 @@ export class HomeReader {
   hint(file: string): void {
     if (this.stopped) return;
     const resolved = path.resolve(file);
-    this.recent.set(resolved, this.opts.now());
+    this.markRecent(resolved, this.opts.now());
     this.dirty.set(resolved, true);
     void this.drain();
   }
@@ -629,26 +655,55 @@ export class HomeReader {
    */
   private readonly recent = new Map<string, number>();
 
+  /** Notes that `file` changed at `at`; a first recent file after a quiet spell makes the re-check due. */
+  private markRecent(file: string, at: number): void {
+    this.recent.set(file, at);
+    // A future mtime counts as now (else the fast tier would stay due until that time).
+    at = Math.min(at, this.opts.now());
+    if (at > this.recentNewest) {
+      const wasFast = this.recentNewest >= this.opts.now() - RECENT_FAST_MS;
+      this.recentNewest = at;
+      if (!wasFast) this.periodic?.poke();
+    }
+  }
+
+  /** The re-check: every RECHECK_MS while files changed in the last minute (or reads fail), every RECHECK_SLOW_EVERY-th while only older ones remain, never when none changed in ACTIVE_MS. */
+  private recheckDueAt(last: number): number | null {
+    if (this.failing.size > 0 || this.recentNewest >= this.opts.now() - RECENT_FAST_MS) return last + RECHECK_MS;
+    if (this.recent.size > 0) return this.recheckAllAt + RECHECK_MS * RECHECK_SLOW_EVERY;
+    return null;
+  }
+
+  /** Probes every `probeMs` while a pid has no link, every LINKED_PROBE_MS when all do, never without pids. */
+  private probeDueAt(last: number): number | null {
+    if (this.pids.size === 0) return null;
+    for (const pid of this.pids) if (!this.links.isLinked(pid)) return last + this.opts.probeMs;
+    return last + LINKED_PROBE_MS;
+  }
+
   /**
-   * Jobs on one timer that fires every `min(everyMs)`: each runs on the first tick at least its
-   * period (less half a tick, for timer drift) after it last ran, never twice at once.
+   * A link came up (fewer probes due) or closed: its process most likely ended — probe it now, and
+   * again shortly while it still looks alive (the kernel closes a dying process's sockets before
+   * the process is gone), then at the unlinked pace.
    */
-  private periodic(jobs: { everyMs: number; run: () => Promise<void> }[]): void {
-    const tickMs = Math.min(...jobs.map((j) => j.everyMs));
-    const state = jobs.map(() => ({ last: performance.now(), running: false }));
-    const t = setInterval(() => {
-      if (this.stopped) return;
-      const now = performance.now();
-      jobs.forEach((job, i) => {
-        const st = state[i]!;
-        if (st.running || now - st.last < job.everyMs - tickMs / 2) return;
-        st.last = now;
-        st.running = true;
-        void job.run().finally(() => (st.running = false));
-      });
-    }, tickMs);
+  private onLinkChange(pid: number, closed: boolean): void {
+    if (this.stopped) return;
+    if (closed) this.probeAfterClose(pid, 0);
+    this.periodic?.poke();
+  }
+
+  private readonly closeProbes = new Set<NodeJS.Timeout>();
+  private probeAfterClose(pid: number, step: number): void {
+    if (this.stopped || !this.pids.has(pid)) return;
+    if (this.probeOne(pid, this.opts.now())) this.scheduleFlush();
+    const wait = CLOSE_PROBE_MS[step];
+    if (wait === undefined || !this.pids.has(pid) || this.links.isLinked(pid)) return;
+    const t = setTimeout(() => {
+      this.closeProbes.delete(t);
+      this.probeAfterClose(pid, step + 1);
+    }, wait);
     t.unref();
-    this.timers.push(t);
+    this.closeProbes.add(t);
   }
 
   private startWatcher(dirs: { dir: string; ino: number }[], degraded: string | null = null): void {
@@ -1058,7 +1113,7 @@ export class HomeReader {
       const k = this.known.get(f.file);
       if (!k || k.size !== f.size || k.mtimeMs !== f.mtimeMs || k.ino !== f.ino) {
         this.known.set(f.file, { kind: f.kind, size: f.size, mtimeMs: f.mtimeMs, ino: f.ino });
-        this.recent.set(f.file, this.opts.now());
+        this.markRecent(f.file, this.opts.now());
         this.dirty.set(f.file, false);
       }
     }
@@ -1092,19 +1147,24 @@ export class HomeReader {
   private readonly probed = new Map<number, ProcessProbeResult>();
   private async probe(): Promise<void> {
     const now = this.opts.now();
-    const pids = [...this.pids];
     let news = false;
-    for (const pid of pids) {
-      const probe = probeProcess(pid, now);
-      if (probe.status === 'gone') this.pids.delete(pid);
-      const had = this.probed.get(pid);
-      if (had && had.status === probe.status && had.start === probe.start && had.detail === probe.detail) continue;
-      this.probed.set(pid, probe);
-      this.push({ type: 'probe', probe });
-      news = true;
-    }
+    for (const pid of [...this.pids]) if (this.probeOne(pid, now)) news = true;
     // An idle dashboard beside a live pi then wakes once per probe, not twice (no batch to send).
     if (news) this.scheduleFlush();
+  }
+
+  /** Probes `pid`; true when the answer is news (pushed). A pid found gone is dropped, and its link. */
+  private probeOne(pid: number, now: number): boolean {
+    const probe = probeProcess(pid, now);
+    if (probe.status === 'gone') {
+      this.pids.delete(pid);
+      this.links.forget(pid);
+    }
+    const had = this.probed.get(pid);
+    if (had && had.status === probe.status && had.start === probe.start && had.detail === probe.detail) return false;
+    this.probed.set(pid, probe);
+    this.push({ type: 'probe', probe });
+    return true;
   }
 
   private push(event: ReaderEvent): void {
@@ -1126,6 +1186,11 @@ export class HomeReader {
         const probe = probeProcess(cp.pid, this.opts.now());
         this.probed.set(cp.pid, probe);
         this.buffer.push({ type: 'probe', probe });
+        this.periodic?.poke();
+      }
+      // Linked (or tried) at most once per process; a checkpoint without a socket costs nothing more.
+      if (this.opts.watch && cp.host === this.opts.host && this.pids.has(cp.pid) && !this.links.isLinked(cp.pid)) {
+        this.links.link(cp.pid, aliveSocketPath(this.home, cp.host, cp.pid, cp.pidStart));
       }
     }
     this.buffer.push(event);

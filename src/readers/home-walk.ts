@@ -134,6 +134,9 @@ async function walkRoots(
   // file cost a microtask each (13 000 on a big home).
   const slices = new TimeSlices();
   const sep = path.sep;
+  // The pi processes' liveness sockets (docs/CONTRACT.md §5): no artifact there, and not watched
+  // (a socket made or removed at every session start would be an event for nothing).
+  const alive = homePaths(home).alive;
   const walkDir = async (dir: string, depth: number): Promise<void> => {
     // Watched before it is listed: a file created after the listing is then always reported.
     const own = statSyncOrNull(dir);
@@ -152,7 +155,7 @@ async function walkRoots(
       // `dir` is normalised and an entry name is one plain segment: joining is concatenation.
       const full = dir + sep + e.name;
       if (e.isDirectory()) {
-        if (depth < 12 && !isTempName(e.name)) subdirs.push(full);
+        if (depth < 12 && !isTempName(e.name) && full !== alive) subdirs.push(full);
       } else if (e.isFile()) {
         const kind = classifyPath(home, full);
         if (!kind) continue;

@@ -8,7 +8,7 @@ import type { ProcessProbe } from '../model/types.js';
 import { errorCode } from './json-file.js';
 
 /** `/proc/<pid>/stat` split into what we need; null when it does not look like one. */
-export function parseProcStat(text: string): { comm: string; startTime: string } | null {
+export function parseProcStat(text: string): { comm: string; state: string; startTime: string } | null {
   // comm is in parentheses and may itself contain spaces and ')': split after the LAST ')'.
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
@@ -17,7 +17,7 @@ export function parseProcStat(text: string): { comm: string; startTime: string }
   // rest[0] is field 3 (state), so field 22 (starttime) is rest[19].
   const startTime = rest[19];
   if (startTime === undefined || !/^\d+$/.test(startTime)) return null;
-  return { comm: text.slice(open + 1, close), startTime };
+  return { comm: text.slice(open + 1, close), state: rest[0] ?? '', startTime };
 }
 
 function isPid(pid: number): boolean {
@@ -57,6 +57,31 @@ export interface ProcessProbeResult extends ProcessProbe {
 /** Probe `pid` with signal 0 and, when it exists, read its start identity. */
 export function probeProcess(pid: number, now: number): ProcessProbeResult {
   if (!isPid(pid)) return { pid, status: 'unknown', start: null, checkedAt: now, detail: 'not a valid pid' };
+  return process.platform === 'linux' ? probeLinux(pid, now) : probeBySignal(pid, now, null);
+}
+
+/**
+ * Linux: `/proc/<pid>/stat` answers in one read what signal 0 and the start identity take two
+ * for — and tells a zombie apart: a process that has exited but is not yet reaped by its parent
+ * still answers signal 0, yet it is gone (it will never write again). Signal 0 is still the judge
+ * when `/proc` cannot be read (hidepid, a foreign pid namespace).
+ */
+function probeLinux(pid: number, now: number): ProcessProbeResult {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    // No entry (gone), or /proc hides it: signal 0 tells which.
+    return probeBySignal(pid, now, null);
+  }
+  const stat = parseProcStat(text);
+  if (stat && (stat.state === 'Z' || stat.state === 'X')) {
+    return { pid, status: 'gone', start: null, checkedAt: now, detail: 'exited (a zombie not yet reaped)' };
+  }
+  return probeBySignal(pid, now, stat?.startTime ?? null);
+}
+
+function probeBySignal(pid: number, now: number, start: string | null): ProcessProbeResult {
   let detail = 'signal-0 ok';
   try {
     process.kill(pid, 0);
@@ -66,5 +91,5 @@ export function probeProcess(pid: number, now: number): ProcessProbeResult {
     if (code !== 'EPERM') return { pid, status: 'unknown', start: null, checkedAt: now, detail: code ?? String(err) };
     detail = 'EPERM: exists, owned by another user';
   }
-  return { pid, status: 'alive', start: processStartIdentity(pid), checkedAt: now, detail };
+  return { pid, status: 'alive', start: start ?? processStartIdentity(pid), checkedAt: now, detail };
 }
