@@ -526,6 +526,9 @@ test('runtime: the checkpoint is refreshed while a request is in flight even whe
     const f = fakePi();
     const rt = registerLoopDash(f.pi, { home, inFlightRefreshMs: 40, idleRefreshMs: 10_000, controlPollMs: 10_000 });
     f.emit('session_start', { reason: 'startup' });
+    // This process's own pid: it listens on its liveness socket (CONTRACT §5) while the session runs.
+    const sock = rt.resources.livenessSocket;
+    assert.ok(sock && path.dirname(sock) === homePaths(home).alive, `a liveness socket in the home (${sock})`);
     f.emit('turn_start', { turnIndex: 0, timestamp: Date.now() });
     const first = readJson(rt.checkpointFile!).updatedAt as number;
     const later = await until('a refresh write', () => {
@@ -536,6 +539,8 @@ test('runtime: the checkpoint is refreshed while a request is in flight even whe
     assert.equal(later.request.modelEvents, 0, 'a refresh, not an event');
     f.emit('session_shutdown');
     assert.equal(fs.existsSync(path.join(homePaths(home).control, 'sess-1')), false, 'the empty control directory is removed at shutdown');
+    assert.equal(rt.resources.livenessSocket, null);
+    assert.equal(fs.existsSync(sock), false, 'the liveness socket is removed at shutdown');
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }

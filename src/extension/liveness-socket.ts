@@ -104,11 +104,26 @@ function sweepDeadSockets(dir: string, host: string): void {
     const pid = aliveSocketPid(name, host);
     if (pid === null) continue;
     const file = path.join(dir, name);
-    if (aliveSocketPath(path.dirname(path.dirname(dir)), host, pid, processStartIdentity(pid)) === file) continue;
+    if (!processIsGone(pid, (start) => aliveSocketPath(path.dirname(path.dirname(dir)), host, pid, start) === file)) continue;
     try {
       removeStaleSocket(file);
     } catch {
       // Not a socket, or gone already: left alone.
     }
+  }
+}
+
+/**
+ * True when `pid` no longer runs the process a socket was made for. On Linux its start identity is
+ * one read of `/proc`; elsewhere it costs a `ps` per pid, too slow inside pi's event loop at every
+ * session start, so only a pid that no longer exists counts as gone there.
+ */
+function processIsGone(pid: number, sameStart: (start: string | null) => boolean): boolean {
+  if (process.platform === 'linux') return !sameStart(processStartIdentity(pid));
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
