@@ -658,10 +658,12 @@ export class HomeReader {
   /** Notes that `file` changed at `at`; a first recent file after a quiet spell makes the re-check due. */
   private markRecent(file: string, at: number): void {
     this.recent.set(file, at);
+    if (at <= this.recentNewest) return;
     // A future mtime counts as now (else the fast tier would stay due until that time).
-    at = Math.min(at, this.opts.now());
+    const now = this.opts.now();
+    if (at > now) at = now;
     if (at > this.recentNewest) {
-      const wasFast = this.recentNewest >= this.opts.now() - RECENT_FAST_MS;
+      const wasFast = this.recentNewest >= now - RECENT_FAST_MS;
       this.recentNewest = at;
       if (!wasFast) this.periodic?.poke();
     }
