@@ -107,6 +107,8 @@ describe('judgeLiveness', () => {
 
   test('E1: same host: alive, gone, pid reused, unknown', () => {
     assert.equal(judgeLiveness(cp(), probe(), host, NOW).status, 'alive');
+    assert.doesNotMatch(judgeLiveness(cp(), probe(), host, NOW).detail, /at once/);
+    assert.match(judgeLiveness(cp(), probe({ linked: true }), host, NOW).detail, /is running; linked, its exit shows at once$/);
     assert.equal(judgeLiveness(cp(), probe({ status: 'gone', start: null }), host, NOW).status, 'gone');
     const reused = judgeLiveness(cp(), probe({ start: '2000' }), host, NOW);
     assert.equal(reused.status, 'pid-reused');

@@ -49,7 +49,7 @@ export function judgeLiveness(
       if (checkpoint.pidStart === null || probe.start === null) {
         return { status: 'alive', detail: `pid ${checkpoint.pid} exists (start identity not comparable)` };
       }
-      return { status: 'alive', detail: `process ${checkpoint.pid} is running` };
+      return { status: 'alive', detail: `process ${checkpoint.pid} is running${probe.linked ? '; linked, its exit shows at once' : ''}` };
     default: {
       const never: never = probe.status;
       return never;

@@ -131,7 +131,7 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
       case 'probe': {
         // Only what a probe saw matters (its `checkedAt` is shown nowhere): the same answer again is no news.
         const had = (drafts.get('probes') ?? state.probes).get(event.probe.pid) as ProcessProbe | undefined;
-        if (had && had.status === event.probe.status && had.start === event.probe.start && had.detail === event.probe.detail) break;
+        if (had && had.status === event.probe.status && had.start === event.probe.start && had.detail === event.probe.detail && had.linked === event.probe.linked) break;
         draft('probes').set(event.probe.pid, event.probe);
         break;
       }

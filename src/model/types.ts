@@ -204,6 +204,11 @@ export interface ProcessProbe {
   checkedAt: number;
   /** How it was judged (`ESRCH…`, `EPERM…`), so EPERM and ESRCH are told apart on screen. */
   detail?: string;
+  /**
+   * The dashboard is connected to the process's liveness socket (docs/CONTRACT.md §5): its exit
+   * is reported the moment it happens, not at the next probe.
+   */
+  linked?: boolean;
 }
 
 /** A control request, its ack, and its journal lines, as the dashboard sees them. */

@@ -691,6 +691,7 @@ export class HomeReader {
   private onLinkChange(pid: number, closed: boolean): void {
     if (this.stopped) return;
     if (closed) this.probeAfterClose(pid, 0);
+    else if (this.pids.has(pid) && this.probeOne(pid, this.opts.now())) this.scheduleFlush(); // now linked: shown
     this.periodic?.poke();
   }
 
@@ -1162,8 +1163,9 @@ export class HomeReader {
       this.pids.delete(pid);
       this.links.forget(pid);
     }
+    if (this.links.isLinked(pid)) probe.linked = true;
     const had = this.probed.get(pid);
-    if (had && had.status === probe.status && had.start === probe.start && had.detail === probe.detail) return false;
+    if (had && had.status === probe.status && had.start === probe.start && had.detail === probe.detail && had.linked === probe.linked) return false;
     this.probed.set(pid, probe);
     this.push({ type: 'probe', probe });
     return true;
