@@ -196,23 +196,25 @@ class PollingBackend implements WatchBackend {
       await breathe();
     }
     // Polling stats every known file each second (10 000 on a big home): per file one stat and no
-    // other allocation when nothing changed; files no longer known are dropped by sweep number.
+    // other allocation when nothing changed — no copy of the stat, no promise (the loop yields once
+    // per slice); files no longer known are dropped by sweep number.
     const sweep = ++this.sweeps;
     for (const [file, stamp] of this.opts.files()) {
       if (this.closed) return;
-      const st = statOrNull(file);
+      const st = statNow(file);
       const known = this.files.get(file);
       if (known === undefined) {
-        if (!sameStat(st, { ...stamp, ctimeMs: Number.NaN })) this.sink.changed(file);
-        this.files.set(file, { seen: st, sweep });
+        // First sight: compared with what the reader read (a stamp has no ctime).
+        if (!statMatches(st, stamp, false)) this.sink.changed(file);
+        this.files.set(file, { seen: seenOf(st), sweep });
       } else {
-        if (!sameStat(st, known.seen)) {
+        if (!(known.seen === null ? st === null : statMatches(st, known.seen, true))) {
           this.sink.changed(file);
-          known.seen = st;
+          known.seen = seenOf(st);
         }
         known.sweep = sweep;
       }
-      await breathe();
+      if (++n % this.sliceSize === 0) await nextTurn();
     }
     for (const [file, known] of this.files) if (known.sweep !== sweep) this.files.delete(file);
   }
@@ -226,6 +228,26 @@ function statOrNull(p: string): Seen | null {
     // EACCES and the like: unknown now; a later sweep sees the recovery as a change.
     return null;
   }
+}
+
+/** The stat of `p` as `fs` gives it, or null when it is gone or cannot be stat'ed (EACCES: a later sweep sees the recovery). */
+function statNow(p: string): fs.Stats | null {
+  try {
+    return fs.statSync(p, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function seenOf(st: fs.Stats | null): Seen | null {
+  return st ? { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino } : null;
+}
+
+/** `sameStat` against a fresh stat, without copying it; `withCtime` false for a reader's stamp (no ctime). */
+function statMatches(st: fs.Stats | null, b: FileStamp & { ctimeMs?: number }, withCtime: boolean): boolean {
+  if (st === null) return false;
+  if (withCtime && b.ctimeMs !== undefined && !Number.isNaN(b.ctimeMs) && st.ctimeMs !== b.ctimeMs) return false;
+  return st.size === b.size && st.mtimeMs === b.mtimeMs && st.ino === b.ino;
 }
 
 function listOrNull(dir: string): Set<string> | null {
