@@ -127,7 +127,12 @@ test('dashboard → control file → extension → pi: the CLI and the x,y keys 
   const statuses = acks.map((f) => JSON.parse(fs.readFileSync(path.join(homePaths(home).control, session, f), 'utf8')).status);
   assert.equal(statuses.filter((s) => s === 'applied').length, 3, 'CLI abort, CLI arm and the dashboard abort were all applied');
 
-  // 3. kill -9: the checkpoint stays "not ended" and status reports the session lost.
+  // 3. The dashboard is linked to pi's liveness socket (CONTRACT §5): the detail pane says so.
+  tty.keys('Enter');
+  await tty.waitForText(/process: alive \(process \d+ is running; linked, its exit shows at once\)/, 'the detail pane saying the process is linked', 15_000);
+
+  // 4. kill -9: the checkpoint stays "not ended", the dashboard and status report the session lost.
+  const killedAt = Date.now();
   pi.kill('SIGKILL');
   await pi.waitExit();
   doc = await status(home);
@@ -135,4 +140,6 @@ test('dashboard → control file → extension → pi: the CLI and the x,y keys 
   assert.equal(row.state, 'lost');
   assert.equal(row.liveness.status, 'gone');
   await tty.waitForText(/^›.*lost/m, 'the dashboard showing it lost', 10_000);
+  await tty.waitForText(/process: gone/, 'the detail pane saying the process is gone', 5_000);
+  t.diagnostic(`lost on screen within ${Date.now() - killedAt} ms of the kill (bounded by the status call above)`);
 });
