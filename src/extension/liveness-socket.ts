@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { aliveSocketPath, aliveSocketPid } from '../contract/paths.js';
+import { aliveSocketPath, aliveSocketPid, homePaths } from '../contract/paths.js';
 import { processStartIdentity } from '../readers/process-probe.js';
 import { ensureDir } from './atomic-file.js';
 import type { ExtensionLog } from './extension-log.js';
@@ -42,7 +42,7 @@ export class LivenessSocket {
     try {
       ensureDir(path.dirname(file));
       removeStaleSocket(file);
-      sweepDeadSockets(path.dirname(file), host);
+      sweepDeadSockets(home, host);
     } catch (err) {
       this.log(`no liveness socket at ${file}`, err);
       return;
@@ -99,12 +99,13 @@ function removeStaleSocket(file: string): void {
  * behind): a pid that no longer exists, or exists with another start identity. Other hosts'
  * sockets are left alone.
  */
-function sweepDeadSockets(dir: string, host: string): void {
+function sweepDeadSockets(home: string, host: string): void {
+  const dir = homePaths(home).alive;
   for (const name of fs.readdirSync(dir)) {
     const pid = aliveSocketPid(name, host);
     if (pid === null) continue;
     const file = path.join(dir, name);
-    if (!processIsGone(pid, (start) => aliveSocketPath(path.dirname(path.dirname(dir)), host, pid, start) === file)) continue;
+    if (stillRunning(home, host, pid, file)) continue;
     try {
       removeStaleSocket(file);
     } catch {
@@ -114,16 +115,16 @@ function sweepDeadSockets(dir: string, host: string): void {
 }
 
 /**
- * True when `pid` no longer runs the process a socket was made for. On Linux its start identity is
+ * Whether the process the socket `file` was made for still runs. On Linux its start identity is
  * one read of `/proc`; elsewhere it costs a `ps` per pid, too slow inside pi's event loop at every
- * session start, so only a pid that no longer exists counts as gone there.
+ * session start, so there a pid that still exists counts as running.
  */
-function processIsGone(pid: number, sameStart: (start: string | null) => boolean): boolean {
-  if (process.platform === 'linux') return !sameStart(processStartIdentity(pid));
+function stillRunning(home: string, host: string, pid: number, file: string): boolean {
+  if (process.platform === 'linux') return aliveSocketPath(home, host, pid, processStartIdentity(pid)) === file;
   try {
     process.kill(pid, 0);
-    return false;
+    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }

@@ -122,6 +122,7 @@ const ACTIVE_MS = 15 * 60_000;
 const RECENT_FAST_MS = 60_000;
 const RECHECK_MS = 5_000;
 const RECHECK_SLOW_EVERY = 6;
+const RECHECK_SLOW_MS = RECHECK_MS * RECHECK_SLOW_EVERY;
 /**
  * A pid whose liveness socket is linked reports its own death; it is still probed this often, as
  * a backstop (and a probe every `probeMs` for the pids without a link).
@@ -468,10 +469,10 @@ export class HomeReader {
       // before each directory was listed, so the adaptive sweep waits its time.
       if (this.fixedSweep) await this.reconcile();
       else this.scheduleSweep();
-      // Probes, re-checks (or the fixed sweep) and cache saves share one timer: on this machine
-      // every wake-up of an idle process costs ~1 ms of CPU, a third of what an idle dashboard spends.
-      // Each is due only while it has something to do: an idle dashboard whose pi processes are
-      // all linked wakes for its minute frame and a backstop every LINKED_PROBE_MS.
+      // Probes, re-checks (or the fixed sweep) and cache saves share one timer, each due only while
+      // it has something to do (every wake-up of an idle process costs 1–3.5 ms of CPU here): an
+      // idle dashboard whose pi processes are all linked wakes for its minute frame and a backstop
+      // every LINKED_PROBE_MS.
       this.periodic = new Periodic([
         { dueAt: (last) => this.probeDueAt(last), run: () => this.probe() },
         this.fixedSweep ? { dueAt: (last) => last + this.opts.reconcileMs, run: () => this.reconcile() } : { dueAt: (last) => this.recheckDueAt(last), run: () => this.recheckActive() },
@@ -513,7 +514,7 @@ export class HomeReader {
     // Files changed in the last minute every time; the others of the last ACTIVE_MS every
     // RECHECK_SLOW_EVERY-th time (an idle dashboard beside a hundred quiet sessions then stats a
     // few files every RECHECK_MS instead of all of them).
-    const all = performance.now() >= this.recheckAllAt + RECHECK_MS * RECHECK_SLOW_EVERY - COALESCE_MS;
+    const all = performance.now() >= this.recheckAllAt + RECHECK_SLOW_MS - COALESCE_MS;
     if (all) this.recheckAllAt = performance.now();
     const fastHorizon = now - RECENT_FAST_MS;
     const files = new Set<string>(this.failing);
@@ -672,7 +673,7 @@ export class HomeReader {
   /** The re-check: every RECHECK_MS while files changed in the last minute (or reads fail), every RECHECK_SLOW_EVERY-th while only older ones remain, never when none changed in ACTIVE_MS. */
   private recheckDueAt(last: number): number | null {
     if (this.failing.size > 0 || this.recentNewest >= this.opts.now() - RECENT_FAST_MS) return last + RECHECK_MS;
-    if (this.recent.size > 0) return this.recheckAllAt + RECHECK_MS * RECHECK_SLOW_EVERY;
+    if (this.recent.size > 0) return this.recheckAllAt + RECHECK_SLOW_MS;
     return null;
   }
 
@@ -1187,14 +1188,12 @@ export class HomeReader {
       const cp = event.record.checkpoint;
       if (cp.host === this.opts.host && cp.state !== 'ended' && !this.pids.has(cp.pid)) {
         this.pids.add(cp.pid);
-        const probe = probeProcess(cp.pid, this.opts.now());
-        this.probed.set(cp.pid, probe);
-        this.buffer.push({ type: 'probe', probe });
+        this.probeOne(cp.pid, this.opts.now());
         this.periodic?.poke();
       }
-      // Linked (or tried) at most once per process; a checkpoint without a socket costs nothing more.
-      if (this.opts.watch && cp.host === this.opts.host && this.pids.has(cp.pid) && !this.links.isLinked(cp.pid)) {
-        this.links.link(cp.pid, aliveSocketPath(this.home, cp.host, cp.pid, cp.pidStart));
+      // Tried at most every 30 s per process: a checkpoint rewrite of an unlinked one costs a lookup.
+      if (this.opts.watch && cp.host === this.opts.host && this.pids.has(cp.pid)) {
+        this.links.link(cp.pid, () => aliveSocketPath(this.home, cp.host, cp.pid, cp.pidStart));
       }
     }
     this.buffer.push(event);

@@ -42,12 +42,17 @@ export class LivenessLinks {
     return n;
   }
 
-  /** Connects to `pid`'s socket at `file` unless linked, connecting, or tried in the last RETRY_MS. */
-  link(pid: number, file: string | null): void {
-    if (this.stopped || file === null) return;
+  /**
+   * Connects to `pid`'s socket (its path from `fileOf`, asked only when a connection is tried)
+   * unless linked, connecting, or tried in the last RETRY_MS.
+   */
+  link(pid: number, fileOf: () => string | null): void {
+    if (this.stopped) return;
     const had = this.links.get(pid);
     if (had && (had.up || had.socket || performance.now() - had.triedAt < RETRY_MS)) return;
     if (!had && this.links.size >= MAX_LINKS) return;
+    const file = fileOf();
+    if (file === null) return;
     const link: Link = { socket: null, up: false, triedAt: performance.now() };
     this.links.set(pid, link);
     const socket = net.connect({ path: file });

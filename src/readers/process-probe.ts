@@ -57,7 +57,7 @@ export interface ProcessProbeResult extends ProcessProbe {
 /** Probe `pid` with signal 0 and, when it exists, read its start identity. */
 export function probeProcess(pid: number, now: number): ProcessProbeResult {
   if (!isPid(pid)) return { pid, status: 'unknown', start: null, checkedAt: now, detail: 'not a valid pid' };
-  return process.platform === 'linux' ? probeLinux(pid, now) : probeBySignal(pid, now, null);
+  return process.platform === 'linux' ? probeLinux(pid, now) : probeBySignal(pid, now, () => processStartIdentity(pid));
 }
 
 /**
@@ -71,17 +71,19 @@ function probeLinux(pid: number, now: number): ProcessProbeResult {
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
-    // No entry (gone), or /proc hides it: signal 0 tells which.
-    return probeBySignal(pid, now, null);
+    // No entry (gone), or /proc hides it: signal 0 tells which (and no start identity is readable).
+    return probeBySignal(pid, now, () => null);
   }
   const stat = parseProcStat(text);
   if (stat && (stat.state === 'Z' || stat.state === 'X')) {
     return { pid, status: 'gone', start: null, checkedAt: now, detail: 'exited (a zombie not yet reaped)' };
   }
-  return probeBySignal(pid, now, stat?.startTime ?? null);
+  const start = stat?.startTime ?? null;
+  return probeBySignal(pid, now, () => start);
 }
 
-function probeBySignal(pid: number, now: number, start: string | null): ProcessProbeResult {
+/** Signal 0 judges; `start` gives the start identity of a process that exists. */
+function probeBySignal(pid: number, now: number, start: () => string | null): ProcessProbeResult {
   let detail = 'signal-0 ok';
   try {
     process.kill(pid, 0);
@@ -91,5 +93,5 @@ function probeBySignal(pid: number, now: number, start: string | null): ProcessP
     if (code !== 'EPERM') return { pid, status: 'unknown', start: null, checkedAt: now, detail: code ?? String(err) };
     detail = 'EPERM: exists, owned by another user';
   }
-  return { pid, status: 'alive', start: start ?? processStartIdentity(pid), checkedAt: now, detail };
+  return { pid, status: 'alive', start: start(), checkedAt: now, detail };
 }

@@ -119,8 +119,8 @@ export interface FileStamp {
   ino: number;
 }
 
+/** A file's or directory's stat as a sweep saw it; a reader's stamp is the same without ctime. */
 interface Seen extends FileStamp {
-  /** NaN when unknown (a stamp from the reader). */
   ctimeMs: number;
 }
 
@@ -176,10 +176,8 @@ class PollingBackend implements WatchBackend {
   }
 
   private async sweep(): Promise<void> {
+    // The loop yields once per slice, not a promise per entry.
     let n = 0;
-    const breathe = async () => {
-      if (++n % this.sliceSize === 0) await nextTurn();
-    };
     for (const [dir, seen] of [...this.watched]) {
       if (this.closed) return;
       const st = statOrNull(dir);
@@ -193,11 +191,11 @@ class PollingBackend implements WatchBackend {
         seen.names = names;
         if (!st) this.sink.changed(dir);
       }
-      await breathe();
+      if (++n % this.sliceSize === 0) await nextTurn();
     }
     // Polling stats every known file each second (10 000 on a big home): per file one stat and no
-    // other allocation when nothing changed — no copy of the stat, no promise (the loop yields once
-    // per slice); files no longer known are dropped by sweep number.
+    // other allocation when nothing changed (the fresh stat is compared, not copied); files no longer
+    // known are dropped by sweep number.
     const sweep = ++this.sweeps;
     for (const [file, stamp] of this.opts.files()) {
       if (this.closed) return;
@@ -205,10 +203,10 @@ class PollingBackend implements WatchBackend {
       const known = this.files.get(file);
       if (known === undefined) {
         // First sight: compared with what the reader read (a stamp has no ctime).
-        if (!statMatches(st, stamp, false)) this.sink.changed(file);
+        if (!sameStat(st, stamp)) this.sink.changed(file);
         this.files.set(file, { seen: seenOf(st), sweep });
       } else {
-        if (!(known.seen === null ? st === null : statMatches(st, known.seen, true))) {
+        if (!sameStat(st, known.seen)) {
           this.sink.changed(file);
           known.seen = seenOf(st);
         }
@@ -221,13 +219,7 @@ class PollingBackend implements WatchBackend {
 }
 
 function statOrNull(p: string): Seen | null {
-  try {
-    const st = fs.statSync(p, { throwIfNoEntry: false });
-    return st ? { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino } : null;
-  } catch {
-    // EACCES and the like: unknown now; a later sweep sees the recovery as a change.
-    return null;
-  }
+  return seenOf(statNow(p));
 }
 
 /** The stat of `p` as `fs` gives it, or null when it is gone or cannot be stat'ed (EACCES: a later sweep sees the recovery). */
@@ -243,13 +235,6 @@ function seenOf(st: fs.Stats | null): Seen | null {
   return st ? { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino } : null;
 }
 
-/** `sameStat` against a fresh stat, without copying it; `withCtime` false for a reader's stamp (no ctime). */
-function statMatches(st: fs.Stats | null, b: FileStamp & { ctimeMs?: number }, withCtime: boolean): boolean {
-  if (st === null) return false;
-  if (withCtime && b.ctimeMs !== undefined && !Number.isNaN(b.ctimeMs) && st.ctimeMs !== b.ctimeMs) return false;
-  return st.size === b.size && st.mtimeMs === b.mtimeMs && st.ino === b.ino;
-}
-
 function listOrNull(dir: string): Set<string> | null {
   try {
     return new Set(fs.readdirSync(dir));
@@ -258,9 +243,10 @@ function listOrNull(dir: string): Set<string> | null {
   }
 }
 
-// ctime too: a chmod back (B10) changes nothing else, and the reader must look again.
-function sameStat(a: Seen | null, b: Seen | null): boolean {
+// ctime too: a chmod back (B10) changes nothing else, and the reader must look again. A reader's
+// stamp has no ctime: then it is not compared.
+function sameStat(a: Seen | null, b: Seen | FileStamp | null): boolean {
   if (a === null || b === null) return a === b;
-  const ctimeSame = Number.isNaN(a.ctimeMs) || Number.isNaN(b.ctimeMs) || a.ctimeMs === b.ctimeMs;
+  const ctimeSame = !('ctimeMs' in b) || a.ctimeMs === b.ctimeMs;
   return a.size === b.size && a.mtimeMs === b.mtimeMs && ctimeSame && a.ino === b.ino;
 }
