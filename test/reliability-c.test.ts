@@ -16,6 +16,7 @@ import { initialModelState, reduceEvents } from '../src/model/reducer.js';
 import { buildSnapshot, checkpointAgeMs } from '../src/model/snapshot.js';
 import { statusJson } from '../src/model/status-json.js';
 import type { ReaderEvent, SessionFileFacts } from '../src/model/types.js';
+import { HomeReader } from '../src/readers/home-reader.js';
 import { emptySessionFacts } from '../src/readers/session-entry.js';
 import { parseSessionPath } from '../src/readers/session-path.js';
 import { headerLines } from '../src/views/header-lines.js';
@@ -43,6 +44,7 @@ import {
 import { droppingFactory, refusingFactory } from './support/fault-watch.js';
 import { runWriter } from './support/fault-writer.js';
 import { sessionHeader } from './support/mini-home.js';
+import { waitFor } from './support/wait-for.js';
 
 const CASE = { timeout: 90_000 };
 
@@ -211,6 +213,28 @@ test('C3: forced polling end to end — CHOKIDAR_USEPOLLING=1 selects it, no ino
     assert.ok(seen.stats.at - marks.get('w')! <= POLL_MS + 250 + 50, 'seen within the poll interval (+ 50 ms for the child to report)');
   } finally {
     await child.stop();
+    removeHome(home);
+  }
+});
+
+test('C3 [polling]: files changed a moment ago are re-checked every 5 s under native watching (a missed event\'s backstop), but not on top of the poll sweep that stats them every second: the polling reader\'s timer never wakes for them', CASE, async () => {
+  const home = faultHome();
+  for (let i = 0; i < 20; i++) newSession(home, `c3r-${i}`, [wake(`C3r ${i}`)]);
+  const emit = () => undefined;
+  // The polling reader starts first: when the native one has re-checked, the polling one has been
+  // running at least as long. The full walk is a minute away in both.
+  const polled = new HomeReader({ home, emit, polling: true, sweepMs: 60_000 });
+  const native = new HomeReader({ home, emit, polling: false, sweepMs: 60_000 });
+  try {
+    await polled.start();
+    await native.start();
+    assert.equal(polled.stats().mode, 'polling');
+    assert.equal(native.stats().mode, 'native');
+    await waitFor(() => native.stats().periodicWakeUps >= 1, 'the native reader\'s re-check of its 20 fresh files', 10_000);
+    assert.equal(polled.stats().periodicWakeUps, 0, 'the polling reader woke for a re-check its sweep already does');
+  } finally {
+    await polled.stop();
+    await native.stop();
     removeHome(home);
   }
 });

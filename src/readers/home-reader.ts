@@ -518,9 +518,12 @@ export class HomeReader {
     if (all) this.recheckAllAt = performance.now();
     const fastHorizon = now - RECENT_FAST_MS;
     const files = new Set<string>(this.failing);
-    for (const [file, at] of this.recent) {
-      if (at < horizon) this.recent.delete(file);
-      else if (all || at >= fastHorizon) files.add(file);
+    // Polling stats every file it knows each pollMs: then only the failing ones are re-checked here.
+    if (this.backend?.mode !== 'polling') {
+      for (const [file, at] of this.recent) {
+        if (at < horizon) this.recent.delete(file);
+        else if (all || at >= fastHorizon) files.add(file);
+      }
     }
     for (const file of files) {
       const k = this.known.get(file);
@@ -670,9 +673,11 @@ export class HomeReader {
     }
   }
 
-  /** The re-check: every RECHECK_MS while files changed in the last minute (or reads fail), every RECHECK_SLOW_EVERY-th while only older ones remain, never when none changed in ACTIVE_MS. */
+  /** The re-check: every RECHECK_MS while files changed in the last minute (or reads fail), every RECHECK_SLOW_EVERY-th while only older ones remain, never when none changed in ACTIVE_MS; under polling only while reads fail. */
   private recheckDueAt(last: number): number | null {
-    if (this.failing.size > 0 || this.recentNewest >= this.opts.now() - RECENT_FAST_MS) return last + RECHECK_MS;
+    if (this.failing.size > 0) return last + RECHECK_MS;
+    if (this.backend?.mode === 'polling') return null; // it stats every file it knows each pollMs
+    if (this.recentNewest >= this.opts.now() - RECENT_FAST_MS) return last + RECHECK_MS;
     if (this.recent.size > 0) return this.recheckAllAt + RECHECK_SLOW_MS;
     return null;
   }
