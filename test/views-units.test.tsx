@@ -6,6 +6,7 @@ import { activityBuckets, recordActivity, sameObservations, sparkline, squeeze, 
 import { detailLines } from '../src/views/detail-lines.js';
 import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
 import { clipLine, lineText, windowLines } from '../src/views/line.js';
+import { footerLine } from '../src/views/footer-lines.js';
 import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
 import { treeRows, type TreeRow } from '../src/views/session-rows.js';
 import { layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached } from '../src/views/table-layout.js';
@@ -267,6 +268,34 @@ test('detail lines: retry episode, predicted resume, stale watcher receipt', () 
   assert.ok(ops.includes('R next resume      0:30 left'), ops);
   assert.ok(ops.includes('step 2 of the ladder · predicted'));
   assert.ok(ops.includes('receipt running, 4 observations, last 1:00 ago (STALE'));
+});
+
+test('a layout and a footer are reused only for the same inputs, and equal a fresh one', () => {
+  const snap = buildSnapshot(fixtureState(), NOW, { host: HOST });
+  const rows = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+  const cells = rows.map((r) => rowCellsCached(r, NOW, false));
+  const wide = layoutColumns(cells, 200);
+  assert.equal(layoutColumns(cells.slice(), 200), wide, 'the same cells objects in the same width: the same layout');
+  assert.notEqual(layoutColumns(cells, 80), wide, 'another width: laid out again');
+  const again = layoutColumns(cells, 200);
+  assert.deepEqual(again, wide);
+  // One row's cells replaced by an equal copy, then by cells that are wider: laid out again each time.
+  const copy = cells.map((c, i) => (i === 0 ? structuredClone(c) : c));
+  const relaid = layoutColumns(copy, 200);
+  assert.notEqual(relaid, again);
+  assert.deepEqual(relaid, again);
+  const longName = 'a-session-name-much-longer-than-any-other-row-has-it';
+  const wider = cells.map((c, i) => (i === 0 ? { ...c, name: { ...c.name, text: longName } } : c));
+  const widerLayout = layoutColumns(wider, 200);
+  assert.ok(widerLayout.columns.find((c) => c.id === 'name')!.width > wide.columns.find((c) => c.id === 'name')!.width, 'the wider name widens its column');
+  assert.deepEqual(layoutColumns(cells.slice(0, -1), 200), layoutColumns(structuredClone(cells.slice(0, -1)), 200), 'fewer rows: a fresh layout');
+
+  const footer = footerLine({ readOnly: false }, 120);
+  assert.equal(footerLine({ readOnly: false }, 120), footer);
+  const readOnly = footerLine({ readOnly: true }, 120);
+  assert.notDeepEqual(readOnly, footer, 'read-only drops the owner actions from the hints');
+  assert.ok(lineText(footerLine({ readOnly: false }, 40)).length <= 40);
+  assert.deepEqual(footerLine({ readOnly: false }, 120), footer, 'back to the first inputs: the same hints');
 });
 
 test('row cells, row lines and clipped lines are reused only while nothing they show changed', () => {

@@ -25,9 +25,12 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
   let lanes = 0;
   let live = 0;
   let lost = 0;
+  // No array per root: this runs at every frame over every row (~1 200 in a big home).
   for (const r of s.roots) {
     lanes += r.lanes.length;
-    for (const v of [r, ...r.lanes]) {
+    if (LIVE.has(r.state)) live++;
+    if (r.state === 'lost') lost++;
+    for (const v of r.lanes) {
       if (LIVE.has(v.state)) live++;
       if (v.state === 'lost') lost++;
     }

@@ -2,7 +2,7 @@
  * The main table's rows: roots and their lanes flattened into a tree, sorted, filtered and folded.
  * Pure: the view state decides the sort, the filter and which roots are collapsed.
  */
-import { byName, compareViews, type SessionView } from '../model/snapshot.js';
+import { byName, compareViews, retimeBase, type SessionView } from '../model/snapshot.js';
 import type { SessionState } from '../model/session-state.js';
 import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from './home-groups.js';
 
@@ -67,15 +67,18 @@ export function matchesFilter(v: SessionView, filter: string): boolean {
 /**
  * The searched fields of a row, lower-cased, one per line (a filter is one line of typed text, so
  * it never spans two fields). Rows that did not change are the same objects from one snapshot to
- * the next, so each is lower-cased once, not on every frame.
+ * the next, so each is lower-cased once, not on every frame. A row with a running countdown is a
+ * new re-timed copy in every snapshot; the copy differs from its base row only in its clocks (and
+ * a root's lanes list), never in a searched field, so its text is kept under the base row.
  */
 const haystacks = new WeakMap<SessionView, string>();
 function matchesNeedle(v: SessionView, needle: string): boolean {
   if (!needle) return true;
-  let hay = haystacks.get(v);
+  const base = retimeBase(v);
+  let hay = haystacks.get(base);
   if (hay === undefined) {
     hay = searchFields(v).join('\n').toLowerCase();
-    haystacks.set(v, hay);
+    haystacks.set(base, hay);
   }
   if (!needle.includes('\n')) return hay.includes(needle);
   return searchFields(v).some((s) => s.toLowerCase().includes(needle));

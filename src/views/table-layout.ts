@@ -184,8 +184,24 @@ function naturalWidth(rows: readonly RowCells[], id: ColumnId, compact: boolean)
   return Math.min(w, MAX_WIDTH[id] ?? Number.POSITIVE_INFINITY);
 }
 
+/**
+ * The last layout made, with the cells it was made for. Cells objects are never changed once made
+ * (rowCellsCached hands the same object out while what it shows is the same), so the same cells
+ * in the same width give the same layout: a frame redrawn for a change off the table (or in no
+ * visible cell) lays nothing out again, and the rows' lines, memoised per layout, are kept too.
+ */
+let lastLayout: { rows: readonly RowCells[]; width: number; layout: TableLayout } | null = null;
+
 /** Lay out the columns for rows of cells in `width` terminal cells. */
 export function layoutColumns(rows: readonly RowCells[], width: number): TableLayout {
+  const m = lastLayout;
+  if (m && m.width === width && m.rows.length === rows.length && m.rows.every((r, i) => r === rows[i])) return m.layout;
+  const layout = computeLayout(rows, width);
+  lastLayout = { rows: rows.slice(), width, layout };
+  return layout;
+}
+
+function computeLayout(rows: readonly RowCells[], width: number): TableLayout {
   // The home column only when some row has a home label (several homes or machines).
   const shown = COLUMNS.filter((id) => id !== 'home' || rows.some((r) => r.home.text !== ''));
   let columns: LaidColumn[] = shown.map((id) => ({ id, width: naturalWidth(rows, id, false), compact: false }));
