@@ -7,12 +7,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs, { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { aliveHostTag, aliveSocketPath, aliveSocketPid, homePaths, MAX_SOCKET_PATH_BYTES } from '../src/contract/paths.js';
 import { generateHome } from '../src/demo/generate.js';
 import { LivenessSocket } from '../src/extension/liveness-socket.js';
 import { HomeReader } from '../src/readers/home-reader.js';
+import { LivenessLinks, MAX_LINKS } from '../src/readers/liveness-links.js';
 import { dueJobs, nextWake, Periodic, type PeriodicClock } from '../src/readers/periodic.js';
 import { processStartIdentity } from '../src/readers/process-probe.js';
 import { canConnect } from './support/socket.js';
@@ -236,4 +238,36 @@ test('the background timer wakes only when a job is due: 24 a minute for a 2.5 s
   w0 = p.wakeUps;
   await clock.advance(clock.t + 60_000);
   assert.equal(p.wakeUps, w0, 'stopped: no more wake-ups');
+});
+
+test('links: at most MAX_LINKS sockets held at once; processes whose sockets could not be reached do not count', async (t) => {
+  const dir = tmp(t);
+  const file = path.join(dir, 'alive.sock');
+  const server = net.createServer((c) => c.on('error', () => {}));
+  await new Promise<void>((resolve) => server.listen(file, resolve));
+  const links = new LivenessLinks(() => {});
+  t.after(() => {
+    links.stop();
+    server.close();
+  });
+  // More unreachable processes than the cap (an older extension: no socket at the path).
+  const missing = path.join(dir, 'nobody-listens.sock');
+  for (let pid = 1_000_000; pid < 1_000_000 + MAX_LINKS + 44; pid++) links.link(pid, () => missing);
+  await waitFor(() => links.held === 0, 'every failed attempt has let its socket go');
+  // A process with a socket still links (the failed ones used to fill the cap for good).
+  links.link(42, () => file);
+  await waitFor(() => links.isLinked(42), 'the process with a socket is linked');
+  // The cap: MAX_LINKS sockets, and no more.
+  for (let pid = 2_000_000; links.held < MAX_LINKS; pid++) links.link(pid, () => file);
+  await waitFor(() => links.size === MAX_LINKS, 'MAX_LINKS links up');
+  let asked = false;
+  links.link(3_000_000, () => ((asked = true), file));
+  assert.equal(asked, false, 'past the cap no connection is tried');
+  assert.equal(links.held, MAX_LINKS);
+  assert.equal(links.isLinked(3_000_000), false);
+  // A link forgotten frees its place at once.
+  links.forget(42);
+  assert.equal(links.held, MAX_LINKS - 1);
+  links.link(3_000_000, () => file);
+  await waitFor(() => links.isLinked(3_000_000), 'the next process links once a place is free');
 });

@@ -7,7 +7,10 @@
  */
 import net from 'node:net';
 
-/** Links held at once; the processes beyond are probed (each link is one socket fd). */
+/**
+ * Sockets held at once (links up or connecting); the processes beyond are probed (each is one
+ * socket fd). A failed attempt holds none: it does not count.
+ */
 export const MAX_LINKS = 256;
 /** A process whose socket could not be reached is tried again no sooner than this. */
 const RETRY_MS = 30_000;
@@ -22,6 +25,8 @@ interface Link {
 
 export class LivenessLinks {
   private readonly links = new Map<number, Link>();
+  /** Links holding a socket (connecting or up): what MAX_LINKS bounds. */
+  private sockets = 0;
   private stopped = false;
 
   /**
@@ -33,6 +38,11 @@ export class LivenessLinks {
   /** True when `pid`'s death will be reported by its link. */
   isLinked(pid: number): boolean {
     return this.links.get(pid)?.up === true;
+  }
+
+  /** How many sockets are held (links connecting or up). */
+  get held(): number {
+    return this.sockets;
   }
 
   /** How many links are up. */
@@ -50,13 +60,16 @@ export class LivenessLinks {
     if (this.stopped) return;
     const had = this.links.get(pid);
     if (had && (had.up || had.socket || performance.now() - had.triedAt < RETRY_MS)) return;
-    if (!had && this.links.size >= MAX_LINKS) return;
+    // Only sockets count: processes whose sockets could not be reached (an older extension) are
+    // remembered until they end, and must not keep later processes from linking.
+    if (this.sockets >= MAX_LINKS) return;
     const file = fileOf();
     if (file === null) return;
     const link: Link = { socket: null, up: false, triedAt: performance.now() };
     this.links.set(pid, link);
     const socket = net.connect({ path: file });
     link.socket = socket;
+    this.sockets++;
     socket.unref();
     socket.on('connect', () => {
       if (this.links.get(pid) !== link) return void socket.destroy();
@@ -67,7 +80,10 @@ export class LivenessLinks {
     socket.on('data', () => {});
     socket.on('error', () => {});
     socket.on('close', () => {
-      link.socket = null;
+      if (link.socket === socket) {
+        link.socket = null;
+        this.sockets--;
+      }
       const wasUp = link.up;
       link.up = false;
       if (this.links.get(pid) === link && wasUp && !this.stopped) this.onChange(pid, true);
@@ -80,7 +96,13 @@ export class LivenessLinks {
     if (!link) return;
     this.links.delete(pid);
     link.up = false;
-    link.socket?.destroy();
+    // Its close event comes later; the socket stops counting now.
+    if (link.socket) {
+      const socket = link.socket;
+      link.socket = null;
+      this.sockets--;
+      socket.destroy();
+    }
   }
 
   stop(): void {
