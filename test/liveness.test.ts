@@ -13,6 +13,7 @@ import path from 'node:path';
 import { aliveHostTag, aliveSocketPath, aliveSocketPid, homePaths, MAX_SOCKET_PATH_BYTES } from '../src/contract/paths.js';
 import { generateHome } from '../src/demo/generate.js';
 import { LivenessSocket } from '../src/extension/liveness-socket.js';
+import type { ReaderEvent } from '../src/model/types.js';
 import { HomeReader } from '../src/readers/home-reader.js';
 import { LivenessLinks, MAX_LINKS } from '../src/readers/liveness-links.js';
 import { dueJobs, nextWake, Periodic, type PeriodicClock } from '../src/readers/periodic.js';
@@ -270,4 +271,38 @@ test('links: at most MAX_LINKS sockets held at once; processes whose sockets cou
   assert.equal(links.held, MAX_LINKS - 1);
   links.link(3_000_000, () => file);
   await waitFor(() => links.isLinked(3_000_000), 'the next process links once a place is free');
+});
+
+test('a link that comes up while a start reads the checkpoints does not send the list before them: the first batch holds the list and every checkpoint', async (t) => {
+  const base = tmp(t);
+  const home = path.join(base, 'home');
+  const pi = await fakePi(t, home);
+  await generateHome(home, { now: Date.now(), host: HOST, livePid: pi.pid, livePidStart: processStartIdentity(pi.pid), deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
+  const checkpoints = fs.readdirSync(homePaths(home).checkpoints).filter((n) => n.endsWith('.json')).sort();
+  assert.ok(checkpoints.length >= 4, 'the demo home has checkpoints');
+  const batches: ReaderEvent[][] = [];
+  let linksAtFirstBatch = -1;
+  const reader: HomeReader = new HomeReader({
+    home,
+    emit: (events) => {
+      if (batches.length === 0) linksAtFirstBatch = reader.stats().links;
+      batches.push(events);
+    },
+    probeMs: 600_000,
+    batchMs: 10,
+    // A slow disk: each checkpoint takes 3 ms more, so the start's reads yield to the event loop
+    // (every 8 ms) while they go on, and the link to the live process comes up among them.
+    checkpointsBeforeList: () => {
+      const until = performance.now() + 3;
+      while (performance.now() < until);
+      return true;
+    },
+  });
+  t.after(() => reader.stop());
+  await reader.start();
+  assert.ok(linksAtFirstBatch >= 1, `the link came up before the list went out (${linksAtFirstBatch} links), else this shows nothing`);
+  const first = batches[0]!;
+  assert.ok(first.some((e) => e.type === 'progress'), 'the first batch is the list');
+  const inFirst = first.flatMap((e) => (e.type === 'checkpoint' ? [path.basename(e.record.file)] : [])).sort();
+  assert.deepEqual(inFirst, checkpoints, 'with every checkpoint (the live clocks in the first frame)');
 });

@@ -203,6 +203,12 @@ export class HomeReader {
   private buffer: ReaderEvent[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private lastFlushAt = -Infinity;
+  /**
+   * True from the start until the session list (with the checkpoints read before it) is flushed:
+   * nothing else may send a batch in between, or the list goes out without the checkpoints — a
+   * liveness link coming up during those reads did, and the first frame lost its clocks.
+   */
+  private holdingList = false;
   private working: Promise<void> | null = null;
   private backend: WatchBackend | null = null;
   private reconcileKick: NodeJS.Timeout | null = null;
@@ -271,6 +277,22 @@ export class HomeReader {
    * it once what the start read is published (and drawn), so that work does not hold up the frame.
    */
   async start(opts: { afterList?: Promise<unknown>; beforeBackground?: Promise<unknown> } = {}): Promise<void> {
+    this.holdingList = true;
+    try {
+      await this.startReads(opts);
+    } finally {
+      this.releaseList();
+    }
+  }
+
+  /** Ends the hold on batches (see {@link holdingList}): what was held goes out now. */
+  private releaseList(): void {
+    if (!this.holdingList) return;
+    this.holdingList = false;
+    this.flush();
+  }
+
+  private async startReads(opts: { afterList?: Promise<unknown>; beforeBackground?: Promise<unknown> }): Promise<void> {
     this.slices.restart();
     await this.loadSettings();
     // Watch each directory just before the walk lists it (A5): whatever appears or changes after
@@ -332,7 +354,7 @@ export class HomeReader {
       }
       if (drawn.size === all.length) markCheckpoints();
     }
-    this.flush();
+    this.releaseList();
     // The frame is drawn before the rest of the cache is loaded (~0.15 s on a big home).
     await this.slices.pause();
     if (opts.afterList) await waitAtMost(opts.afterList, AFTER_LIST_WAIT_MS);
@@ -623,6 +645,7 @@ export class HomeReader {
     await this.saveCache();
     // A start stopped before it loaded the rest of the cache leaves it unloaded (and unwritten).
     this.cache?.close();
+    this.holdingList = false;
     this.flush();
   }
 
@@ -1214,7 +1237,7 @@ export class HomeReader {
    * after a quiet spell goes out at once instead of waiting out a window (RELIABILITY A3, A4).
    */
   private scheduleFlush(): void {
-    if (this.flushTimer || this.stopped) return;
+    if (this.flushTimer || this.stopped || this.holdingList) return;
     const wait = Math.max(0, this.lastFlushAt + this.opts.batchMs - performance.now());
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
@@ -1224,7 +1247,7 @@ export class HomeReader {
   }
 
   private flush(): void {
-    if (this.buffer.length === 0) return;
+    if (this.buffer.length === 0 || this.holdingList) return;
     const events = this.buffer;
     this.buffer = [];
     this.lastFlushAt = performance.now();
