@@ -353,9 +353,17 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     if (!rootDirty && !lanesDirty) return root;
     if (rootDirty) rootsMoved = true;
     const r = rootDirty ? rebuild(root) : { ...root };
-    // Copies: attaching the state log writes to the lanes, and the cached snapshot must not change.
-    r.lanes = root.lanes.map((lane) => (dirty(lane) ? rebuild(lane) : { ...lane }));
-    if (r.role === 'root') attachStateLog(r, state);
+    // A lane that did not change is the last snapshot's object: its state log was attached when it
+    // was built, from the same state logs (a change there is a full build) under the same root (a
+    // move is too). Only rebuilt lanes get theirs, so nothing the cached snapshot holds is written.
+    const fresh: SessionView[] = [];
+    r.lanes = root.lanes.map((lane) => {
+      if (!dirty(lane)) return lane;
+      const built = rebuild(lane);
+      fresh.push(built);
+      return built;
+    });
+    if (r.role === 'root') attachStateLog(r, state, fresh);
     sortViews(r.lanes);
     return r;
   });
@@ -782,7 +790,7 @@ const stateLogFiles = new WeakMap<object, string>();
 const dispatchIndexes = new WeakMap<readonly StateLogEvent[], Map<string, StateLogEvent>>();
 
 /** A root's state log gives its lanes their lane name, task and deadline (from `dispatch`). */
-function attachStateLog(root: SessionView, state: ModelState): void {
+function attachStateLog(root: SessionView, state: ModelState, lanes: readonly SessionView[] = root.lanes): void {
   const facts = root.source.sessionFile ? state.sessionFiles.get(root.source.sessionFile) : undefined;
   const launch = facts?.continuation?.launch;
   const report = launch?.report;
@@ -792,7 +800,7 @@ function attachStateLog(root: SessionView, state: ModelState): void {
   root.stateLogFile = file;
   const events = state.stateLogs.get(file) ?? NO_EVENTS;
   root.stateLog = events;
-  if (root.lanes.length === 0) return;
+  if (lanes.length === 0) return;
   let dispatchByRun = dispatchIndexes.get(events);
   if (!dispatchByRun) {
     dispatchByRun = new Map<string, StateLogEvent>();
@@ -802,7 +810,7 @@ function attachStateLog(root: SessionView, state: ModelState): void {
     }
     dispatchIndexes.set(events, dispatchByRun);
   }
-  for (const lane of root.lanes) {
+  for (const lane of lanes) {
     const d = lane.runId ? dispatchByRun.get(lane.runId) : undefined;
     if (!d) continue;
     lane.lane = str(d.raw.lane);
