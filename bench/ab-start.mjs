@@ -63,7 +63,9 @@ async function main() {
     build(baseTree);
     build(repo);
     const { home, manifest } = await ensureHome(quick ? 'quick' : 'big', log);
-    const sleeper = startSleeper();
+    // As in bench/run.mjs: the live checkpoints' process listens on its liveness socket in the
+    // home, so a start links to it as it would to a live pi (the link's probe is part of a start).
+    const sleeper = startSleeper([home]);
     try {
       const { processStartIdentity } = await import(path.join(repo, 'dist', 'src', 'readers', 'process-probe.js'));
       await sleep(50);
