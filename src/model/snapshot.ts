@@ -230,15 +230,25 @@ const CHECKPOINTS_IN_PLACE: InPlace<CheckpointRecord> = {
 /** Each value of `now` that replaced one of `was` goes into its session's parts; false when one appeared or moved. */
 function replaceInPlace<V>(now: ReadonlyMap<string, V>, was: ReadonlyMap<string, V>, how: InPlace<V>, duplicated: ReadonlySet<string>, partOf: (session: string) => SessionParts | null): boolean {
   if (now === was) return true;
-  for (const [file, v] of now) {
+  // forEach, not for…of over the entries: no [file, value] array per entry (~1 200 per patch, ~14
+  // patches a second under appends). After a miss the rest is skipped (the caller builds anew).
+  let inPlace = true;
+  now.forEach((v, file) => {
+    if (!inPlace) return;
     const old = was.get(file);
-    if (old === v) continue;
-    if (old === undefined || how.moved(old, v) || duplicated.has(how.sessionOf(v))) return false;
+    if (old === v) return;
+    if (old === undefined || how.moved(old, v) || duplicated.has(how.sessionOf(v))) {
+      inPlace = false;
+      return;
+    }
     const p = partOf(how.sessionOf(v));
-    if (!p) return false;
+    if (!p) {
+      inPlace = false;
+      return;
+    }
     how.put(p, v);
-  }
-  return true;
+  });
+  return inPlace;
 }
 
 /**
@@ -825,8 +835,8 @@ function attachStateLog(root: SessionView, state: ModelState, lanes: readonly Se
  * maps are replaced, never changed, so the map itself is the cache key. A tick then costs only the
  * per-session clocks, not a sort of thousands of incidents.
  */
-const incidentIndexes = new WeakMap<ReadonlyMap<string, IncidentRecord>, { bySession: Map<string, number>; sorted: IncidentRecord[] }>();
-function incidentIndex(incidents: ReadonlyMap<string, IncidentRecord>): { bySession: Map<string, number>; sorted: IncidentRecord[] } {
+const incidentIndexes = new WeakMap<ReadonlyMap<string, IncidentRecord>, { bySession: Map<string, number>; sorted: readonly IncidentRecord[] }>();
+function incidentIndex(incidents: ReadonlyMap<string, IncidentRecord>): { bySession: Map<string, number>; sorted: readonly IncidentRecord[] } {
   let index = incidentIndexes.get(incidents);
   if (!index) {
     const bySession = new Map<string, number>();
@@ -837,8 +847,10 @@ function incidentIndex(incidents: ReadonlyMap<string, IncidentRecord>): { bySess
     index = { bySession, sorted };
     incidentIndexes.set(incidents, index);
   }
-  // A copy: callers may sort or filter what they get.
-  return { bySession: index.bySession, sorted: index.sorted.slice() };
+  // Not a copy: the list is read-only (a snapshot's incidents are typed so, and whoever adds to
+  // them — the remote merge — copies first). A copy of the big home's 5 000 incidents at every
+  // patch was ~40 KB of garbage 14 times a second under appends.
+  return index;
 }
 
 const laneStatusIndexes = new WeakMap<ReadonlyMap<string, LaneRunStatus>, Map<string, LaneRunStatus>>();

@@ -97,12 +97,14 @@ export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; 
   // Several homes or machines: rows grouped by home (sorted within each), each root labelled.
   const labels = hasSeveralHomes(roots) ? homeLabels(roots) : null;
   if (labels) sorted = groupByHome(sorted, labels);
-  const rows: TreeRow[] = [];
   const needle = opts.filter.trim().toLowerCase();
-  for (const root of sorted) {
-    const label = labels ? (labels.get(homeKey(root)) ?? root.home) : undefined;
-    for (const row of rootRows(root, opts.sort, cmp, needle, opts.collapsed.has(root.session), label)) rows.push(row);
-  }
+  const parts = sorted.map((root) => rootRows(root, opts.sort, cmp, needle, opts.collapsed.has(root.session), labels ? (labels.get(homeKey(root)) ?? root.home) : undefined));
+  // One array of the final length (pushing ~1 200 rows one by one regrew it at every frame).
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const rows = new Array<TreeRow>(total);
+  let at = 0;
+  for (const p of parts) for (let i = 0; i < p.length; i++) rows[at++] = p[i]!;
   return rows;
 }
 
