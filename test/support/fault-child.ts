@@ -59,7 +59,8 @@ export interface ChildStore {
   latest(): ChildState | null;
   /** Resolves with the first state line (from now on, or the latest) for which `pred` holds. */
   until(pred: (s: ChildState) => unknown, what: string, timeoutMs?: number): Promise<ChildState>;
-  command(cmd: 'stats' | 'reset-peak'): Promise<ChildStats>;
+  /** `quiet` stops the child's fd sampler (for an idle measurement) and answers like `stats`. */
+  command(cmd: 'stats' | 'reset-peak' | 'quiet'): Promise<ChildStats>;
   command(cmd: 'state'): Promise<ChildState>;
   /** Stops the store and the process; resolves with its last figures. */
   stop(): Promise<ChildStats | null>;
