@@ -205,8 +205,9 @@ export class HomeReader {
   private lastFlushAt = -Infinity;
   /**
    * True from the start until the session list (with the checkpoints read before it) is flushed:
-   * nothing else may send a batch in between, or the list goes out without the checkpoints — a
-   * liveness link coming up during those reads did, and the first frame lost its clocks.
+   * `flush` sends nothing meanwhile (a timer armed then finds it holding), or the list goes out
+   * without the checkpoints — a liveness link coming up during those reads did, and the first
+   * frame lost its clocks.
    */
   private holdingList = false;
   private working: Promise<void> | null = null;
@@ -645,7 +646,7 @@ export class HomeReader {
     await this.saveCache();
     // A start stopped before it loaded the rest of the cache leaves it unloaded (and unwritten).
     this.cache?.close();
-    this.holdingList = false;
+    this.releaseList();
     this.flush();
   }
 
@@ -1237,7 +1238,7 @@ export class HomeReader {
    * after a quiet spell goes out at once instead of waiting out a window (RELIABILITY A3, A4).
    */
   private scheduleFlush(): void {
-    if (this.flushTimer || this.stopped || this.holdingList) return;
+    if (this.flushTimer || this.stopped) return;
     const wait = Math.max(0, this.lastFlushAt + this.opts.batchMs - performance.now());
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;

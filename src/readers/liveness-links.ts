@@ -25,8 +25,6 @@ interface Link {
 
 export class LivenessLinks {
   private readonly links = new Map<number, Link>();
-  /** Links holding a socket (connecting or up): what MAX_LINKS bounds. */
-  private sockets = 0;
   private stopped = false;
 
   /**
@@ -40,9 +38,11 @@ export class LivenessLinks {
     return this.links.get(pid)?.up === true;
   }
 
-  /** How many sockets are held (links connecting or up). */
+  /** How many sockets are held (links connecting or up): what MAX_LINKS bounds. */
   get held(): number {
-    return this.sockets;
+    let n = 0;
+    for (const l of this.links.values()) if (l.socket) n++;
+    return n;
   }
 
   /** How many links are up. */
@@ -61,15 +61,15 @@ export class LivenessLinks {
     const had = this.links.get(pid);
     if (had && (had.up || had.socket || performance.now() - had.triedAt < RETRY_MS)) return;
     // Only sockets count: processes whose sockets could not be reached (an older extension) are
-    // remembered until they end, and must not keep later processes from linking.
-    if (this.sockets >= MAX_LINKS) return;
+    // remembered until they end, and must not keep later processes from linking. (Counted only
+    // when a connection is about to be tried, not at every checkpoint rewrite.)
+    if (this.held >= MAX_LINKS) return;
     const file = fileOf();
     if (file === null) return;
     const link: Link = { socket: null, up: false, triedAt: performance.now() };
     this.links.set(pid, link);
     const socket = net.connect({ path: file });
     link.socket = socket;
-    this.sockets++;
     socket.unref();
     socket.on('connect', () => {
       if (this.links.get(pid) !== link) return void socket.destroy();
@@ -80,10 +80,7 @@ export class LivenessLinks {
     socket.on('data', () => {});
     socket.on('error', () => {});
     socket.on('close', () => {
-      if (link.socket === socket) {
-        link.socket = null;
-        this.sockets--;
-      }
+      link.socket = null;
       const wasUp = link.up;
       link.up = false;
       if (this.links.get(pid) === link && wasUp && !this.stopped) this.onChange(pid, true);
@@ -96,13 +93,7 @@ export class LivenessLinks {
     if (!link) return;
     this.links.delete(pid);
     link.up = false;
-    // Its close event comes later; the socket stops counting now.
-    if (link.socket) {
-      const socket = link.socket;
-      link.socket = null;
-      this.sockets--;
-      socket.destroy();
-    }
+    link.socket?.destroy();
   }
 
   stop(): void {

@@ -117,8 +117,7 @@ process.stdin.on('data', (d: string) => {
       // 100 ms, ~1 ms of CPU each on these machines) stop here; `stats` still counts fds.
       clearInterval(sampler);
       data = stats();
-    }
-    else if (cmd === 'state') data = state();
+    } else if (cmd === 'state') data = state();
     else if (cmd === 'stop') {
       clearInterval(sampler);
       void store.stop().then(() => {
