@@ -291,6 +291,42 @@ test('a probe that sees the same as the last one sends nothing (an idle dashboar
   assert.ok(gone.at >= quietFrom);
 });
 
+test('a start reports done only once its worker thread is gone (the thread\'s exit is start-up work, not the idle dashboard\'s); an exit that never comes holds it at most 1 s', async (t) => {
+  const { manifest } = await demoHome(t);
+  // The worker's answers come at once; its exit only when released.
+  let release: () => void = () => undefined;
+  const exited = new Promise<void>((resolve) => (release = resolve));
+  let answeredAt = 0;
+  const slowExit = (input: ReadJobInput): ReadJob => {
+    const job = readInWorker(input);
+    return { stop: job.stop, add: job.add, result: job.result.then((r) => ((answeredAt = batches.length), r)), exited };
+  };
+  const batches: ReaderEvent[][] = [];
+  const doneIn = (list: ReaderEvent[][]) => list.some((b) => b.some((e) => e.type === 'progress' && e.done));
+  const reader = new HomeReader({ home: manifest.home, emit: (events) => batches.push(events), watch: false, now: () => NOW, host: 'test-host', cacheDir: null, workerMinFiles: 0, readJob: slowExit });
+  let finished = false;
+  const started = reader.start().then(() => (finished = true));
+  await waitFor(() => answeredAt > 0, () => 'the worker\'s answers');
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(doneIn(batches), false, 'no done while the worker thread is still there');
+  assert.equal(finished, false);
+  release();
+  await started;
+  assert.ok(doneIn(batches), 'done once it is gone');
+  await reader.stop();
+
+  // An exit that never comes: the start still reports done, after the 1 s bound.
+  const never = (input: ReadJobInput): ReadJob => ({ ...readInWorker(input), exited: new Promise(() => undefined) });
+  const later: ReaderEvent[][] = [];
+  const again = new HomeReader({ home: manifest.home, emit: (events) => later.push(events), watch: false, now: () => NOW, host: 'test-host', cacheDir: null, workerMinFiles: 0, readJob: never });
+  const t0 = performance.now();
+  await again.start();
+  const took = performance.now() - t0;
+  assert.ok(doneIn(later), 'done all the same');
+  assert.ok(took >= 1_000, `waited for the bound (${took.toFixed(0)} ms)`);
+  await again.stop();
+});
+
 test('after the list a start waits for its afterList promise (the dashboard loading Ink), then goes on; a promise that never settles holds it at most 1 s', async (t) => {
   const { manifest } = await demoHome(t);
   const batches: ReaderEvent[][] = [];

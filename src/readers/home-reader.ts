@@ -130,6 +130,8 @@ const RECHECK_SLOW_MS = RECHECK_MS * RECHECK_SLOW_EVERY;
 const LINKED_PROBE_MS = 30_000;
 /** After a link closes, the pid is probed again after these waits while it still looks alive. */
 const CLOSE_PROBE_MS = [20, 100, 400, 1_500];
+/** How long the end of a start waits for its worker thread to be gone. */
+const WORKER_EXIT_WAIT_MS = 1_000;
 /** What the background search reads per step. */
 const DEEP_SCAN_STEP = 4 * 1024 * 1024;
 /**
@@ -453,6 +455,7 @@ export class HomeReader {
     this.opts.onStage('tails');
     // The worker's results (null: it failed; everything is then read here).
     const results: ReadJobResult[] = (job ? await job.result : null) ?? [];
+    const workerGone = job?.exited;
     if (job) this.opts.onStage('worker');
     this.readJob = null;
     workerSessions.forEach((f, i) => {
@@ -483,6 +486,10 @@ export class HomeReader {
         await this.breathe();
       }
     }
+    // The worker thread's exit is the start's last cost (it has answered long before, so it is
+    // gone by now unless the machine is busy): done is reported after it, bounded.
+    if (workerGone) await waitAtMost(workerGone, WORKER_EXIT_WAIT_MS);
+    if (this.stopped) return;
     this.push({ type: 'progress', home: this.home, read, total: sessions.length, done: true });
     await this.probe();
     this.flush();
