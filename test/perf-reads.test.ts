@@ -78,8 +78,8 @@ test('an append costs exactly the appended bytes, through the live store (cold s
       await waitFor(() => files.every((f) => facts(f)?.size === sizeOf(f)), `round ${round} read`, 5_000);
     }
     await waitFor(() => files.every((f) => facts(f)?.lastAssistant?.errorMessage === 'round 4'), 'the last round in the model', 5_000);
-    // Re-checks and the sweep read nothing more: wait past the re-check delay, then count.
-    await new Promise((r) => setTimeout(r, 300));
+    // The re-checks after the last reads read nothing more: counted once they have all run.
+    await waitFor(() => store.settled(), 'the re-checks after the last reads', 5_000);
     assert.equal(counter.bytesRead - before, appended, 'exactly the appended bytes were read');
   } finally {
     await store.stop();
@@ -193,7 +193,7 @@ test('a warm start opens no session file that is unchanged since the cache was s
     const line = assistantEntry(T0 + 300_000, { stopReason: 'error', errorMessage: 'after a warm start' });
     appendFileSync(files[0]!, line);
     await waitFor(() => warm.getState().sessionFiles.get(files[0]!)?.lastAssistant?.errorMessage === 'after a warm start', 'the append', 5_000);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => warm.settled(), 'the re-check after the read', 5_000);
     assert.equal(counter.bytesRead - before, Buffer.byteLength(line), 'exactly the appended bytes were read');
   } finally {
     await warm.stop();

@@ -8,6 +8,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import fc from 'fast-check';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +17,7 @@ import { initialModelState, reduceEvents } from '../src/model/reducer.js';
 import { buildSnapshot, checkpointAgeMs } from '../src/model/snapshot.js';
 import { statusJson } from '../src/model/status-json.js';
 import type { ReaderEvent, SessionFileFacts } from '../src/model/types.js';
-import { HomeReader } from '../src/readers/home-reader.js';
+import { HomeReader, RECHECK_MAX_FILES, recheckTurn } from '../src/readers/home-reader.js';
 import { emptySessionFacts } from '../src/readers/session-entry.js';
 import { parseSessionPath } from '../src/readers/session-path.js';
 import { headerLines } from '../src/views/header-lines.js';
@@ -238,6 +239,62 @@ test('C3 [polling]: files changed a moment ago are re-checked every 5 s under na
     await native.stop();
     removeHome(home);
   }
+});
+
+test('C3 [native]: when more files changed a moment ago than a re-check looks at, they take turns — each re-check stats at most RECHECK_MAX_FILES, and appends to 600 fresh files whose events were all lost are all seen within the turns it takes', CASE, async (t) => {
+  const home = faultHome();
+  const n = 600;
+  const files = Array.from({ length: n }, (_, i) => newSession(home, `c3t-${i}`, [wake(`C3t ${i}`)]));
+  let state = initialModelState();
+  const gate = { closed: false, count: 0 };
+  // The full walk a minute away: only the re-checks of recent files can catch the lost events.
+  const reader = new HomeReader({ home, emit: (events) => (state = reduceEvents(state, events)), polling: false, sweepMs: 60_000, watchFactory: droppingFactory(gate) });
+  try {
+    await reader.start();
+    gate.closed = true;
+    const r0 = reader.stats().rechecks;
+    for (const [i, f] of files.entries()) fs.appendFileSync(f, wake(`C3t ${i} more`));
+    let most = 0;
+    const turns = Math.ceil(n / RECHECK_MAX_FILES);
+    await waitFor(
+      () => {
+        most = Math.max(most, reader.stats().lastRecheckFiles);
+        return files.every((f) => shown(state, f).length === 2);
+      },
+      () => `every lost append (${files.filter((f) => shown(state, f).length === 2).length} of ${n} seen)`,
+      (turns + 1) * 5_000 + 2_000,
+    );
+    const rounds = reader.stats().rechecks - r0;
+    t.diagnostic(`C3 turns: ${gate.count} events lost, all ${n} appends seen after ${rounds} re-checks, at most ${most} files each`);
+    assert.ok(gate.count >= n, 'the events were lost');
+    assert.ok(most > 0 && most <= RECHECK_MAX_FILES, `a re-check looked at ${most} files (at most ${RECHECK_MAX_FILES})`);
+    // A re-check may have begun before the last append: one more than the turns.
+    assert.ok(rounds <= turns + 1, `${rounds} re-checks to see them all (${turns} turns of ${RECHECK_MAX_FILES})`);
+  } finally {
+    await reader.stop();
+    removeHome(home);
+  }
+});
+
+test('recheckTurn: at most `max` files a turn, all of them when they fit; over ceil(n / max) turns of the same list every file comes up', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 20 }), fc.nat(100), (n, max, cursor0) => {
+      const due = Array.from({ length: n }, (_, i) => `f${i}`);
+      const seen = new Set<string>();
+      let cursor = cursor0;
+      for (let turn = 0; turn < Math.max(1, Math.ceil(n / max)); turn++) {
+        const { files, next } = recheckTurn(due, cursor, max);
+        assert.equal(files.length, Math.min(n, max));
+        assert.equal(new Set(files).size, files.length, 'no file twice in a turn');
+        for (const f of files) {
+          assert.ok(due.includes(f));
+          seen.add(f);
+        }
+        cursor = next;
+      }
+      assert.equal(seen.size, n, 'every file came up');
+    }),
+  );
 });
 
 for (const backend of BACKENDS) {

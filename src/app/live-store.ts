@@ -23,6 +23,8 @@ export interface LiveStore {
   readonly eventsSeen: number;
   /** Resolves when the readers' one-time background work after the start is done (or stopped). */
   background(): Promise<void>;
+  /** No reader has a read, a re-check after a read, or a batch pending (HomeReader.settled). */
+  settled(): boolean;
 }
 
 export type LiveStoreOptions = Omit<HomeReaderOptions, 'home' | 'emit'>;
@@ -86,6 +88,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     get eventsSeen() {
       return eventsSeen;
     },
+    settled: () => readers.every((r) => r.settled()),
     async background() {
       await Promise.all(readers.map((r) => r.background()));
     },
