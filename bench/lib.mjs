@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Epoch ms, sub-ms precision: the same clock the app's marks use. */
@@ -236,16 +236,7 @@ function shq(s) {
  */
 export function startSleeper(homes = []) {
   const listen = process.env.LOOP_DASH_BENCH_NO_SOCKET === '1' ? [] : homes;
-  const mod = pathToFileURL(path.join(repo, 'dist', 'src', 'extension', 'liveness-socket.js')).href;
-  const probe = pathToFileURL(path.join(repo, 'dist', 'src', 'readers', 'process-probe.js')).href;
-  const code = `
-    const { LivenessSocket } = await import(${JSON.stringify(mod)});
-    const { processStartIdentity } = await import(${JSON.stringify(probe)});
-    const os = await import('node:os');
-    for (const home of ${JSON.stringify(listen)}) new LivenessSocket(() => {}).start(home, os.hostname(), process.pid, processStartIdentity(process.pid));
-    setInterval(() => {}, 1 << 30);`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: 'ignore' });
-  return child;
+  return spawn(process.execPath, [path.join(repo, 'scripts', 'liveness-listener.mjs'), ...listen], { stdio: 'ignore' });
 }
 
 export function hasScript() {

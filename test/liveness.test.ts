@@ -10,6 +10,7 @@ import fs, { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { aliveHostTag, aliveSocketPath, aliveSocketPid, homePaths, MAX_SOCKET_PATH_BYTES } from '../src/contract/paths.js';
 import { generateHome } from '../src/demo/generate.js';
 import { LivenessSocket } from '../src/extension/liveness-socket.js';
@@ -31,15 +32,10 @@ function tmp(t: { after: (fn: () => void) => void }): string {
 
 /** A child process that listens on its own liveness socket in `home` (the extension's code), like a pi process. */
 async function fakePi(t: { after: (fn: () => void) => void }, home: string): Promise<{ child: ChildProcess; pid: number; file: string }> {
-  const mod = new URL('../src/extension/liveness-socket.js', import.meta.url).href;
-  const probe = new URL('../src/readers/process-probe.js', import.meta.url).href;
-  const code = `
-    const { LivenessSocket } = await import(${JSON.stringify(mod)});
-    const { processStartIdentity } = await import(${JSON.stringify(probe)});
-    const s = new LivenessSocket(() => {});
-    s.start(${JSON.stringify(home)}, ${JSON.stringify(HOST)}, process.pid, processStartIdentity(process.pid));
-    setInterval(() => {}, 1 << 30);`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: 'ignore' });
+  // The extension's socket in a process of its own (the script the benchmark runs too); it names
+  // this machine's host name, as HOST is.
+  const script = fileURLToPath(new URL('../../scripts/liveness-listener.mjs', import.meta.url));
+  const child = spawn(process.execPath, [script, home], { stdio: 'ignore' });
   t.after(() => child.kill('SIGKILL'));
   const pid = child.pid!;
   const start = await waitFor(() => processStartIdentity(pid), 'the child is running');
