@@ -19,12 +19,12 @@ import fc from 'fast-check';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import type { ReaderEvent } from '../src/model/types.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
-import { HomeReader, type HomeReaderOptions } from '../src/readers/home-reader.js';
+import { CACHE_WRITER, HomeReader, type HomeReaderOptions } from '../src/readers/home-reader.js';
 import { readInWorker, type ReadJob, type ReadJobInput } from '../src/readers/read-pool.js';
 import { createReadCounter } from '../src/readers/read-counter.js';
 import { relativeInside } from '../src/readers/rel-path.js';
 import { scanBackward } from '../src/readers/tailer.js';
-import { sessionCacheFile } from '../src/readers/session-cache.js';
+import { SessionCache, sessionCacheFile } from '../src/readers/session-cache.js';
 import { createLiveStore } from '../src/app/live-store.js';
 import { processStartIdentity } from '../src/readers/process-probe.js';
 import { waitFor } from './support/wait-for.js';
@@ -245,6 +245,30 @@ test('a start read partly on a worker thread ends with exactly the model of a st
   assert.equal(given[0]!.items.filter(([k]) => k === 'session').length, 0, 'no session: the cache answers them');
   assert.deepEqual(answered, [given[0]!.items.length]);
   assert.deepEqual(late, one);
+});
+
+test('the cache drops what it remembered of files removed while the dashboard was closed (at the first save after the start\'s walk), and keeps the rest', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const cacheDir = path.join(base, 'cache-prune');
+  await modelAfterStart(manifest.home, { cacheDir });
+  const abs = (f: string) => (path.isAbsolute(f) ? f : path.join(manifest.home, f));
+  const sessions = manifest.sessions.filter((s) => s.file !== null).map((s) => abs(s.file!));
+  const incidents = manifest.incidents.map((i) => abs(i.file));
+  assert.ok(sessions.length >= 2 && incidents.length >= 2);
+  const entries = async () => {
+    const cache = await SessionCache.open<unknown>(cacheDir, manifest.home, CACHE_WRITER);
+    await cache.loadRest();
+    return (f: string) => cache.get(f) !== undefined;
+  };
+  const before = await entries();
+  assert.ok([sessions[0]!, sessions[1]!, incidents[0]!, incidents[1]!].every(before), 'the first start remembered them');
+  rmSync(sessions[0]!);
+  rmSync(incidents[0]!);
+  await modelAfterStart(manifest.home, { cacheDir });
+  const after = await entries();
+  assert.equal(after(sessions[0]!), false, 'the removed session file is forgotten');
+  assert.equal(after(incidents[0]!), false, 'the removed incident is forgotten');
+  assert.ok(after(sessions[1]!) && after(incidents[1]!), 'the others are kept');
 });
 
 test('a worker that fails (or cannot start): the start reads everything itself, with the same result', async (t) => {

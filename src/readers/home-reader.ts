@@ -149,7 +149,7 @@ const DEEP_SCAN_STEP = 4 * 1024 * 1024;
  */
 const CACHE_SAVE_MS = 5 * 60_000;
 /** Bumped when what a cache entry means changes (with session-cache's own format number). */
-const CACHE_WRITER = 'session-file/2 small-file/1';
+export const CACHE_WRITER = 'session-file/2 small-file/1';
 
 /** How long a checkpoint may stay unparseable (a non-atomic writer mid-write) before it is an error. */
 const CHECKPOINT_GRACE_MS = 2_000;
@@ -216,6 +216,8 @@ export class HomeReader {
   private flushTimer: NodeJS.Timeout | null = null;
   /** Re-checks ~75 ms after a read that are still to come. */
   private pendingRechecks = 0;
+  /** The start's walk is done: the cache's entries of files not in the home are dropped at the next save. */
+  private prunePending = false;
   /** Where the next re-check of recent files starts when they are more than it looks at. */
   private recheckCursor = 0;
   private recheckCount = 0;
@@ -427,7 +429,9 @@ export class HomeReader {
     this.pushWalkProblems(walk.problems);
     const horizon = this.opts.now() - ACTIVE_MS;
     for (const f of walk.files) if (f.mtimeMs >= horizon) this.markRecent(f.file, f.mtimeMs);
-    this.cache?.retain(walk.files.map((f) => f.file));
+    // The cache's entries of files gone since it was written are dropped at its first save, off
+    // the start's path (a set of every file of the home: ~18 ms of a warm start of the big home).
+    this.prunePending = true;
     await this.breathe();
     const byKind = (k: ArtifactKind) => walk.files.filter((f) => f.kind === k);
     this.lastProgressAt = performance.now();
@@ -643,6 +647,11 @@ export class HomeReader {
         if (entry) cache.set(file, entry);
         else cache.delete(file);
         await this.breathe();
+      }
+      if (this.prunePending) {
+        this.prunePending = false;
+        // What the reader knows now: the walk's files and those found since (gone ones were dropped as seen).
+        cache.retain(this.known.keys());
       }
       await cache.save();
     })().finally(() => {
