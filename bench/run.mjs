@@ -49,6 +49,7 @@ const RUNS = Number(opt('--runs') ?? (quick ? 3 : 5));
 const IDLE_S = quick ? 10 : 60;
 const APPENDS = quick ? 300 : 1000;
 const CPU_S = quick ? 5 : 20;
+const CPU_WINDOWS = quick ? 1 : 3;
 const FLOOD_S = quick ? 3 : 10;
 const SETTLE_S = quick ? 5 : 60;
 const BIG = quick ? 'quick' : 'big';
@@ -348,19 +349,27 @@ async function liveSection(home, manifest) {
     out.burstLast = { p50: quantile(lastOfBurst, 0.5), max: Math.max(...lastOfBurst.map((x) => (Number.isFinite(x) ? x : Infinity))) };
     out.burstLastFrame = { p50: quantile(lastOfBurstFrame, 0.5), max: Math.max(...lastOfBurstFrame.map((x) => (Number.isFinite(x) ? x : Infinity))) };
 
-    log(`  CPU at 100 appends/s over ${targets.length} files for ${CPU_S} s …`);
+    log(`  CPU at 100 appends/s over ${targets.length} files: ${CPU_WINDOWS} windows of ${CPU_S} s …`);
     {
-      const c0 = procCpuMs(pid);
-      const m0 = mainThreadCpuMs(pid);
-      const t0 = now();
-      const n = CPU_S * 100;
-      for (let i = 0; i < n; i++) {
-        const wait = t0 + i * 10 - now();
-        if (wait > 1) await sleep(wait);
-        fs.appendFileSync(targets[i % targets.length], appendLine(now()));
+      // Several windows back to back, the median reported: a single window moved by the host's
+      // load by up to 3 points between runs (11.6-15.5 % for three in a row of the same build).
+      const windows = [];
+      for (let w = 0; w < CPU_WINDOWS; w++) {
+        const c0 = procCpuMs(pid);
+        const m0 = mainThreadCpuMs(pid);
+        const t0 = now();
+        const n = CPU_S * 100;
+        for (let i = 0; i < n; i++) {
+          const wait = t0 + i * 10 - now();
+          if (wait > 1) await sleep(wait);
+          fs.appendFileSync(targets[i % targets.length], appendLine(now()));
+        }
+        const dt = now() - t0;
+        windows.push({ cpu: ((procCpuMs(pid) - c0) / dt) * 100, main: ((mainThreadCpuMs(pid) - m0) / dt) * 100 });
       }
-      out.cpu100 = ((procCpuMs(pid) - c0) / (now() - t0)) * 100;
-      out.cpu100Main = ((mainThreadCpuMs(pid) - m0) / (now() - t0)) * 100;
+      out.cpu100Windows = windows;
+      out.cpu100 = median(windows.map((w) => w.cpu));
+      out.cpu100Main = median(windows.map((w) => w.main));
     }
     await sleep(1000);
 
@@ -531,6 +540,7 @@ async function main() {
       row('live', 'last append of a burst → frame, max of 10', live.burstLastFrame.max, 'ms', '≤ 250', live.burstLastFrame.max <= 250);
       row('live', 'CPU at 100 appends/s over 100 files', live.cpu100, '%', '≤ 15', live.cpu100 <= 15);
       row('live', '  of which the main thread', live.cpu100Main, '%');
+      if (live.cpu100Windows?.length > 1) row('live', `  each of its ${live.cpu100Windows.length} windows (median above)`, live.cpu100Windows.map((w) => w.cpu.toFixed(2)).join(' / '), '%');
       row('live', `flood ${Math.round(live.flood.lines / live.flood.seconds)} lines/s: lag at the end → model`, live.flood.lagModel, 'ms');
       row('live', 'flood: lag at the end → frame', live.flood.lagFrame, 'ms');
       row('live', 'keypress → frame p50 (steady)', live.keys.p50, 'ms');
