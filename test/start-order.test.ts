@@ -12,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -376,6 +376,34 @@ test('after the list a start waits for its afterList promise (the dashboard load
   const took = performance.now() - t0;
   assert.ok(took >= 1_000, `waited for the bound (${took.toFixed(0)} ms)`);
   await again.stop();
+});
+
+test('the session cache is written once what it remembers has been quiet for cacheQuietMs after a change — not minutes later in an idle stretch — and the timer does not wake for it while nothing changed', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const cacheDir = path.join(base, 'cache-quiet');
+  const cacheFile = sessionCacheFile(cacheDir, manifest.home);
+  const file = manifest.sessions.find((s) => s.file !== null)!.file!;
+  const abs = path.isAbsolute(file) ? file : path.join(manifest.home, file);
+  const reader = new HomeReader({ home: manifest.home, emit: () => undefined, now: () => NOW, host: 'test-host', cacheDir, cacheQuietMs: 300 });
+  t.after(() => reader.stop());
+  await reader.start();
+  await reader.background();
+  const savedAt = () => statSync(cacheFile).mtimeMs;
+  const first = savedAt();
+  const cachedSize = async () => {
+    const cache = await SessionCache.open<{ size?: number }>(cacheDir, manifest.home, CACHE_WRITER);
+    await cache.loadRest();
+    return cache.get(abs)?.size;
+  };
+  // An append: read at once, then written down ~300 ms after the last change.
+  const line = readFileSync(abs, 'utf8').split('\n').filter(Boolean).at(-1)! + '\n';
+  writeFileSync(abs, line, { flag: 'a' });
+  const size = statSync(abs).size;
+  await waitFor(() => savedAt() !== first, 'the cache written after the append went quiet', 5_000);
+  await waitFor(() => reader.settled(), 'the read and its re-check', 5_000);
+  assert.equal(await cachedSize(), size, 'the written cache holds the appended size');
+  // Nothing changed since: the save job has nothing due (the background timer sleeps for the probes alone).
+  assert.equal((reader as unknown as { cacheSaveDueAt(last: number): number | null }).cacheSaveDueAt(performance.now()), null, 'no save due while nothing changed');
 });
 
 test('a start\'s background work (the first cache write, the search before the tails) waits for its beforeBackground promise: the live store opens it once the start is published', async (t) => {

@@ -45,6 +45,11 @@ export interface HomeReaderOptions {
   /** How long a session's last line may stay without its newline before it is flagged (default 5 s). */
   incompleteGraceMs?: number;
   /**
+   * The session cache is written once what it remembers has not changed for this long (default
+   * 30 s), and at most every 5 minutes while it keeps changing; never while nothing changed.
+   */
+  cacheQuietMs?: number;
+  /**
    * A start with at least this many files to read that the cache does not answer (session files,
    * incidents, lane statuses, receipts) reads part of them on a worker thread (default 1 000);
    * `Infinity`: never.
@@ -239,6 +244,10 @@ export class HomeReader {
   /** Sessions whose cache entry is out of date. */
   private readonly cacheDirty = new Set<string>();
   private cacheSaving: Promise<void> | null = null;
+  /** performance.now() of the last change to what the cache remembers. */
+  private cacheChangedAt = -Infinity;
+  /** A change since the last save has already made the background timer look at the save's due time. */
+  private cacheSaveArmed = false;
   /** The start's reads on a worker thread, while they run. */
   private readJob: ReadJob | null = null;
   private deepScanning: Promise<void> | null = null;
@@ -266,13 +275,14 @@ export class HomeReader {
       sweepMs: 0,
       recheckMs: 75,
       batchMs: 70,
-      // 2.5 s: a multiple of it gives the re-checks (5 s) and cache saves (30 s) the same timer.
+      // 2.5 s: a multiple of it gives the re-checks (5 s) and the probes' backstop (30 s) the same timer.
       probeMs: 2_500,
       host: os.hostname(),
       sliceSize: 25,
       pollMs: 1_000,
       watchFactory: createWatchBackend,
       incompleteGraceMs: 5_000,
+      cacheQuietMs: 30_000,
       onStage: () => undefined,
       checkpointsBeforeList: () => false,
       workerMinFiles: 1_000,
@@ -359,6 +369,7 @@ export class HomeReader {
     if (this.opts.cacheDir) {
       // Only the cache's front (the checkpoints' records, ~1 MB of a big home's ~8 MB) now.
       this.cache = await SessionCache.open<CachedSessionFile | CachedSmallFile>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isCheckpointEntry);
+      this.cache.onChange = () => this.cacheTouched();
     }
     // The checkpoints drawn with the list, so the first frame shows the live requests' clocks: the
     // ones the cache answers (a stat each, no read) and, newest first, as many others as
@@ -526,7 +537,7 @@ export class HomeReader {
       this.periodic = new Periodic([
         { dueAt: (last) => this.probeDueAt(last), run: () => this.probe() },
         this.fixedSweep ? { dueAt: (last) => last + this.opts.reconcileMs, run: () => this.reconcile() } : { dueAt: (last) => this.recheckDueAt(last), run: () => this.recheckActive() },
-        ...(this.cache ? [{ dueAt: (last: number) => last + CACHE_SAVE_MS, run: () => this.saveCache() }] : []),
+        ...(this.cache ? [{ dueAt: (last: number) => this.cacheSaveDueAt(last), run: () => this.saveCache() }] : []),
       ]);
       // Remember what was read, then search the long files' middles in the background.
       this.deepScanning = Promise.resolve(opts.beforeBackground)
@@ -622,6 +633,7 @@ export class HomeReader {
         const r = await reader.deepen(DEEP_SCAN_STEP);
         if (this.stopped || this.sessions.get(file) !== reader) break;
         this.cacheDirty.add(file);
+        this.cacheTouched();
         if (r.changed) {
           this.push({ type: 'session-file', facts: r.facts });
           this.scheduleFlush();
@@ -634,11 +646,32 @@ export class HomeReader {
     await this.saveCache();
   }
 
+  /**
+   * The cache's save: once nothing it remembers changed for `cacheQuietMs` (a burst of appends is
+   * followed by one write soon after, not a write minutes later in an idle stretch), at most every
+   * CACHE_SAVE_MS while changes go on; never while nothing changed (no wake-up for it).
+   */
+  private cacheSaveDueAt(last: number): number | null {
+    const cache = this.cache;
+    if (!cache || (this.cacheDirty.size === 0 && !cache.changed)) return null;
+    return Math.min(last + CACHE_SAVE_MS, Math.max(last, this.cacheChangedAt) + this.opts.cacheQuietMs);
+  }
+
+  /** What the cache remembers changed (or will at the next save): the save's due time may now be sooner. */
+  private cacheTouched(): void {
+    this.cacheChangedAt = performance.now();
+    if (this.cacheSaveArmed) return; // its due time only moves later with more changes
+    this.cacheSaveArmed = true;
+    this.periodic?.poke();
+  }
+
   /** Writes the cache entries of the sessions that changed since the last save. Never throws. */
   private saveCache(): Promise<void> {
     const cache = this.cache;
     if (!cache) return Promise.resolve();
     if (this.cacheSaving) return this.cacheSaving;
+    // A change from here on is one this save may not hold: it arms the next one.
+    this.cacheSaveArmed = false;
     this.cacheSaving = (async () => {
       for (const file of [...this.cacheDirty]) {
         this.cacheDirty.delete(file);
@@ -997,7 +1030,10 @@ export class HomeReader {
       return this.forget(file, { type: 'session-file-removed', file });
     }
     // A file resumed from the cache with nothing appended: its entry is still right.
-    if (r.fromCache ? r.bytesRead > 0 : r.changed) this.cacheDirty.add(file);
+    if (r.fromCache ? r.bytesRead > 0 : r.changed) {
+      this.cacheDirty.add(file);
+      this.cacheTouched();
+    }
     if (r.changed) this.push({ type: 'session-file', facts: r.facts });
     this.push({ type: 'warnings', file, warnings: r.warnings });
     if (r.error !== null) this.failing.add(file);

@@ -154,13 +154,25 @@ export class SessionCache<T> {
     return this.entries.get(this.key(file));
   }
 
+  /** Called at every change of an entry (the owner schedules its save from these). */
+  onChange: (() => void) | null = null;
+
+  /** Entries changed since the last write. */
+  get changed(): boolean {
+    return this.dirty;
+  }
+
   set(file: string, entry: T): void {
     this.entries.set(this.key(file), entry);
     this.dirty = true;
+    this.onChange?.();
   }
 
   delete(file: string): void {
-    if (this.entries.delete(this.key(file))) this.dirty = true;
+    if (this.entries.delete(this.key(file))) {
+      this.dirty = true;
+      this.onChange?.();
+    }
   }
 
   /** Keeps only the entries of `files` (files gone from the home are forgotten). */
