@@ -402,6 +402,15 @@ test('the session cache is written once what it remembers has been quiet for cac
   await waitFor(() => savedAt() !== first, 'the cache written after the append went quiet', 5_000);
   await waitFor(() => reader.settled(), 'the read and its re-check', 5_000);
   assert.equal(await cachedSize(), size, 'the written cache holds the appended size');
+  // A second burst after that write is written down as soon (the write's own entries must not
+  // leave the next save unarmed until some other background job happens to wake the timer, up to
+  // the 5 s re-check later).
+  const second = savedAt();
+  writeFileSync(abs, line, { flag: 'a' });
+  const size2 = statSync(abs).size;
+  await waitFor(() => savedAt() !== second, 'the cache written after the second append went quiet', 2_000);
+  await waitFor(() => reader.settled(), 'the read and its re-check', 5_000);
+  assert.equal(await cachedSize(), size2, 'the second write holds the second size');
   // Nothing changed since: the save job has nothing due (the background timer sleeps for the probes alone).
   assert.equal((reader as unknown as { cacheSaveDueAt(last: number): number | null }).cacheSaveDueAt(performance.now()), null, 'no save due while nothing changed');
 });

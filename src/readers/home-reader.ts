@@ -670,8 +670,6 @@ export class HomeReader {
     const cache = this.cache;
     if (!cache) return Promise.resolve();
     if (this.cacheSaving) return this.cacheSaving;
-    // A change from here on is one this save may not hold: it arms the next one.
-    this.cacheSaveArmed = false;
     this.cacheSaving = (async () => {
       for (const file of [...this.cacheDirty]) {
         this.cacheDirty.delete(file);
@@ -686,6 +684,9 @@ export class HomeReader {
         // What the reader knows now: the walk's files and those found since (gone ones were dropped as seen).
         cache.retain(this.known.keys());
       }
+      // From here on a change is one this write may not hold: it arms the next save. (The entries
+      // set just above are this save's own: they must not leave it armed with nothing to poke.)
+      this.cacheSaveArmed = false;
       await cache.save();
     })().finally(() => {
       this.cacheSaving = null;
@@ -720,7 +721,6 @@ export class HomeReader {
     this.flush();
   }
 
-  /** Resolves when the one-time background work after `start` (the search before the tails, the first cache write) is done. */
   /**
    * Nothing is being read and nothing is due to be soon: no changed path waiting, no read in
    * progress, no re-check after a read to come, no reconcile kicked, no batch waiting to be sent.
@@ -731,6 +731,7 @@ export class HomeReader {
     return this.working === null && this.dirty.size === 0 && this.pendingRechecks === 0 && this.reconcileKick === null && this.flushTimer === null;
   }
 
+  /** Resolves when the one-time background work after `start` (the search before the tails, the first cache write) is done. */
   async background(): Promise<void> {
     await this.deepScanning;
   }
