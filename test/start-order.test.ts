@@ -205,6 +205,13 @@ async function modelAfterStart(home: string, opts: Partial<HomeReaderOptions> = 
   return plain;
 }
 
+/** What the cache in `cacheDir` now remembers of `file` (all of it loaded), or undefined. */
+async function cachedEntry<T>(cacheDir: string, home: string, file: string): Promise<T | undefined> {
+  const cache = await SessionCache.open<T>(cacheDir, home, CACHE_WRITER);
+  await cache.loadRest();
+  return cache.get(file);
+}
+
 test('a start read partly on a worker thread ends with exactly the model of a start read on one thread; the cache it leaves answers the next start', async (t) => {
   const { base, manifest } = await demoHome(t);
   const one = await modelAfterStart(manifest.home, { workerMinFiles: Infinity });
@@ -251,24 +258,18 @@ test('the cache drops what it remembered of files removed while the dashboard wa
   const { base, manifest } = await demoHome(t);
   const cacheDir = path.join(base, 'cache-prune');
   await modelAfterStart(manifest.home, { cacheDir });
-  const abs = (f: string) => (path.isAbsolute(f) ? f : path.join(manifest.home, f));
-  const sessions = manifest.sessions.filter((s) => s.file !== null).map((s) => abs(s.file!));
-  const incidents = manifest.incidents.map((i) => abs(i.file));
+  const sessions = manifest.sessions.filter((s) => s.file !== null).map((s) => s.file!);
+  const incidents = manifest.incidents.map((i) => i.file);
   assert.ok(sessions.length >= 2 && incidents.length >= 2);
-  const entries = async () => {
-    const cache = await SessionCache.open<unknown>(cacheDir, manifest.home, CACHE_WRITER);
-    await cache.loadRest();
-    return (f: string) => cache.get(f) !== undefined;
-  };
-  const before = await entries();
-  assert.ok([sessions[0]!, sessions[1]!, incidents[0]!, incidents[1]!].every(before), 'the first start remembered them');
+  const remembered = async (f: string) => (await cachedEntry(cacheDir, manifest.home, f)) !== undefined;
+  const some = [sessions[0]!, sessions[1]!, incidents[0]!, incidents[1]!];
+  assert.ok((await Promise.all(some.map(remembered))).every(Boolean), 'the first start remembered them');
   rmSync(sessions[0]!);
   rmSync(incidents[0]!);
   await modelAfterStart(manifest.home, { cacheDir });
-  const after = await entries();
-  assert.equal(after(sessions[0]!), false, 'the removed session file is forgotten');
-  assert.equal(after(incidents[0]!), false, 'the removed incident is forgotten');
-  assert.ok(after(sessions[1]!) && after(incidents[1]!), 'the others are kept');
+  assert.equal(await remembered(sessions[0]!), false, 'the removed session file is forgotten');
+  assert.equal(await remembered(incidents[0]!), false, 'the removed incident is forgotten');
+  assert.ok((await remembered(sessions[1]!)) && (await remembered(incidents[1]!)), 'the others are kept');
 });
 
 test('a worker that fails (or cannot start): the start reads everything itself, with the same result', async (t) => {
@@ -382,19 +383,14 @@ test('the session cache is written once what it remembers has been quiet for cac
   const { base, manifest } = await demoHome(t);
   const cacheDir = path.join(base, 'cache-quiet');
   const cacheFile = sessionCacheFile(cacheDir, manifest.home);
-  const file = manifest.sessions.find((s) => s.file !== null)!.file!;
-  const abs = path.isAbsolute(file) ? file : path.join(manifest.home, file);
+  const abs = manifest.sessions.find((s) => s.file !== null)!.file!;
   const reader = new HomeReader({ home: manifest.home, emit: () => undefined, now: () => NOW, host: 'test-host', cacheDir, cacheQuietMs: 300 });
   t.after(() => reader.stop());
   await reader.start();
   await reader.background();
   const savedAt = () => statSync(cacheFile).mtimeMs;
   const first = savedAt();
-  const cachedSize = async () => {
-    const cache = await SessionCache.open<{ size?: number }>(cacheDir, manifest.home, CACHE_WRITER);
-    await cache.loadRest();
-    return cache.get(abs)?.size;
-  };
+  const cachedSize = async () => (await cachedEntry<{ size?: number }>(cacheDir, manifest.home, abs))?.size;
   // An append: read at once, then written down ~300 ms after the last change.
   const line = readFileSync(abs, 'utf8').split('\n').filter(Boolean).at(-1)! + '\n';
   writeFileSync(abs, line, { flag: 'a' });
@@ -402,9 +398,8 @@ test('the session cache is written once what it remembers has been quiet for cac
   await waitFor(() => savedAt() !== first, 'the cache written after the append went quiet', 5_000);
   await waitFor(() => reader.settled(), 'the read and its re-check', 5_000);
   assert.equal(await cachedSize(), size, 'the written cache holds the appended size');
-  // A second burst after that write is written down as soon (the write's own entries must not
-  // leave the next save unarmed until some other background job happens to wake the timer, up to
-  // the 5 s re-check later).
+  // A second burst after that write is written down as soon (its first change must give the save
+  // a due time at once, not wait for another background job to wake the timer: up to 5 s later).
   const second = savedAt();
   writeFileSync(abs, line, { flag: 'a' });
   const size2 = statSync(abs).size;

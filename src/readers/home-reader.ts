@@ -246,8 +246,6 @@ export class HomeReader {
   private cacheSaving: Promise<void> | null = null;
   /** performance.now() of the last change to what the cache remembers. */
   private cacheChangedAt = -Infinity;
-  /** A change since the last save has already made the background timer look at the save's due time. */
-  private cacheSaveArmed = false;
   /** The start's reads on a worker thread, while they run. */
   private readJob: ReadJob | null = null;
   private deepScanning: Promise<void> | null = null;
@@ -369,7 +367,7 @@ export class HomeReader {
     if (this.opts.cacheDir) {
       // Only the cache's front (the checkpoints' records, ~1 MB of a big home's ~8 MB) now.
       this.cache = await SessionCache.open<CachedSessionFile | CachedSmallFile>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isCheckpointEntry);
-      this.cache.onChange = () => this.cacheTouched();
+      this.cache.onChange = (wasChanged) => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
     }
     // The checkpoints drawn with the list, so the first frame shows the live requests' clocks: the
     // ones the cache answers (a stat each, no read) and, newest first, as many others as
@@ -632,8 +630,7 @@ export class HomeReader {
         const t0 = performance.now();
         const r = await reader.deepen(DEEP_SCAN_STEP);
         if (this.stopped || this.sessions.get(file) !== reader) break;
-        this.cacheDirty.add(file);
-        this.cacheTouched();
+        this.cacheStale(file);
         if (r.changed) {
           this.push({ type: 'session-file', facts: r.facts });
           this.scheduleFlush();
@@ -652,17 +649,29 @@ export class HomeReader {
    * CACHE_SAVE_MS while changes go on; never while nothing changed (no wake-up for it).
    */
   private cacheSaveDueAt(last: number): number | null {
-    const cache = this.cache;
-    if (!cache || (this.cacheDirty.size === 0 && !cache.changed)) return null;
+    if (!this.cache || this.cacheClean()) return null;
     return Math.min(last + CACHE_SAVE_MS, Math.max(last, this.cacheChangedAt) + this.opts.cacheQuietMs);
   }
 
-  /** What the cache remembers changed (or will at the next save): the save's due time may now be sooner. */
-  private cacheTouched(): void {
+  /** Nothing waits to be written to the cache: no session's entry out of date, no entry changed. */
+  private cacheClean(): boolean {
+    return this.cacheDirty.size === 0 && !(this.cache?.changed ?? false);
+  }
+
+  /** `file`'s cache entry is out of date: it is made and written at the next save. */
+  private cacheStale(file: string): void {
+    const first = this.cacheClean();
+    this.cacheDirty.add(file);
+    this.cacheChanged(first);
+  }
+
+  /**
+   * What the cache remembers changed. The first change since a write gives the save a due time:
+   * the background timer is told; later ones only move it later, which its next wake-up sees.
+   */
+  private cacheChanged(first: boolean): void {
     this.cacheChangedAt = performance.now();
-    if (this.cacheSaveArmed) return; // its due time only moves later with more changes
-    this.cacheSaveArmed = true;
-    this.periodic?.poke();
+    if (first) this.periodic?.poke();
   }
 
   /** Writes the cache entries of the sessions that changed since the last save. Never throws. */
@@ -684,12 +693,11 @@ export class HomeReader {
         // What the reader knows now: the walk's files and those found since (gone ones were dropped as seen).
         cache.retain(this.known.keys());
       }
-      // From here on a change is one this write may not hold: it arms the next save. (The entries
-      // set just above are this save's own: they must not leave it armed with nothing to poke.)
-      this.cacheSaveArmed = false;
       await cache.save();
     })().finally(() => {
       this.cacheSaving = null;
+      // Changes made while it ran (or a write that failed) are the next save's, whoever ran this one.
+      if (!this.cacheClean()) this.periodic?.poke();
     });
     return this.cacheSaving;
   }
@@ -1031,10 +1039,7 @@ export class HomeReader {
       return this.forget(file, { type: 'session-file-removed', file });
     }
     // A file resumed from the cache with nothing appended: its entry is still right.
-    if (r.fromCache ? r.bytesRead > 0 : r.changed) {
-      this.cacheDirty.add(file);
-      this.cacheTouched();
-    }
+    if (r.fromCache ? r.bytesRead > 0 : r.changed) this.cacheStale(file);
     if (r.changed) this.push({ type: 'session-file', facts: r.facts });
     this.push({ type: 'warnings', file, warnings: r.warnings });
     if (r.error !== null) this.failing.add(file);

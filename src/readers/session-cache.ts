@@ -154,8 +154,11 @@ export class SessionCache<T> {
     return this.entries.get(this.key(file));
   }
 
-  /** Called at every change of an entry (the owner schedules its save from these). */
-  onChange: (() => void) | null = null;
+  /**
+   * Called at every change of an entry, with whether entries had already changed since the last
+   * write (the owner schedules its save from these).
+   */
+  onChange: ((wasChanged: boolean) => void) | null = null;
 
   /** Entries changed since the last write. */
   get changed(): boolean {
@@ -164,15 +167,17 @@ export class SessionCache<T> {
 
   set(file: string, entry: T): void {
     this.entries.set(this.key(file), entry);
-    this.dirty = true;
-    this.onChange?.();
+    this.changedNow();
   }
 
   delete(file: string): void {
-    if (this.entries.delete(this.key(file))) {
-      this.dirty = true;
-      this.onChange?.();
-    }
+    if (this.entries.delete(this.key(file))) this.changedNow();
+  }
+
+  private changedNow(): void {
+    const was = this.dirty;
+    this.dirty = true;
+    this.onChange?.(was);
   }
 
   /** Keeps only the entries of `files` (files gone from the home are forgotten). */
