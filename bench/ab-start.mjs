@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureHome, refreshLiveCheckpoints } from './gen-home.mjs';
-import { firstMark, median, repo, sleep, startFrames, startSleeper, waitFor } from './lib.mjs';
+import { clearHomeCaches, firstMark, median, repo, sleep, startFrames, startSleeper, waitFor } from './lib.mjs';
 
 const argv = process.argv.slice(2);
 const base = argv.find((a) => !a.startsWith('--'));
@@ -40,7 +40,8 @@ function build(tree) {
 /** One start of the build in `tree`: exec → first list frame, → frame with every checkpoint, → populated. */
 async function startOnce(lib, tree, home, cold) {
   const cache = path.join(scratch, `cache-${path.basename(tree)}`);
-  if (cold) fs.rmSync(cache, { recursive: true, force: true });
+  // A cold start keeps the code cache (bench/lib.mjs clearHomeCaches).
+  if (cold) clearHomeCaches(path.join(cache, 'loop-dash'));
   const app = lib.startApp({ home, env: { XDG_CACHE_HOME: cache, XDG_STATE_HOME: path.join(scratch, 'state') }, marksFile: path.join(scratch, 'marks.jsonl') });
   try {
     await app.waitOutput(/loop-dash/, 30_000);
@@ -73,6 +74,8 @@ async function main() {
       const trees = { base: baseTree, this: repo };
       const libs = { base: await import(path.join(baseTree, 'bench', 'lib.mjs')), this: await import(path.join(repo, 'bench', 'lib.mjs')) };
       const runs = { base: [], this: [] };
+      // One start of each build first, not counted: a build's first start writes its code cache.
+      for (const which of ['base', 'this']) await startOnce(libs[which], trees[which], home, true);
       for (let round = 0; round < ROUNDS; round++) {
         for (const which of round % 2 === 0 ? ['base', 'this'] : ['this', 'base']) {
           const cold = await startOnce(libs[which], trees[which], home, true);

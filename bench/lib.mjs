@@ -118,6 +118,22 @@ export function procCpuMs(pid) {
   return ns / 1e6;
 }
 
+/**
+ * Before a cold start: what loop-dash remembers of the homes (the session caches in `cacheDir`,
+ * its `loop-dash` cache directory) goes; what it remembers of its own code (V8's code cache in
+ * `code/`, written by a build's first start: see bin/loop-dash.js) stays, as for a user opening a
+ * new home with a loop-dash they have run before. A build's first start is measured on its own.
+ */
+export function clearHomeCaches(cacheDir) {
+  let names = [];
+  try {
+    names = fs.readdirSync(cacheDir);
+  } catch {
+    return;
+  }
+  for (const name of names) if (name !== 'code') fs.rmSync(path.join(cacheDir, name), { recursive: true, force: true });
+}
+
 // ---- the dashboard in a pty -------------------------------------------------------------------
 
 /**

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { cacheRoot, ensureHome, refreshLiveCheckpoints, SHAPES } from './gen-home.mjs';
 import {
+  clearHomeCaches,
   firstMark,
   frameAt,
   median,
@@ -84,8 +85,9 @@ const fmt = (v, unit) => {
   return String(Math.round(v * 100) / 100);
 };
 
+/** Before a cold start (the code cache stays: clearHomeCaches). */
 function clearAppCache() {
-  fs.rmSync(path.join(appCache, 'loop-dash'), { recursive: true, force: true });
+  clearHomeCaches(path.join(appCache, 'loop-dash'));
 }
 
 // ---- floor ------------------------------------------------------------------------------------
@@ -103,9 +105,9 @@ function floorOnce(home) {
  * after every home was read); bytes read, peak RSS, fds, watches. With `keys`, '?' and Esc are
  * pressed alternately every 50 ms from the first frame until populated (keypress → frame).
  */
-async function startOnce(home, { cold, keys = false, sample = false, settleMs = 1500, rows: termRows = 60 } = {}) {
+async function startOnce(home, { cold, keys = false, sample = false, settleMs = 1500, rows: termRows = 60, noCodeCache = false } = {}) {
   if (cold) clearAppCache();
-  const app = startApp({ home, env: appEnv, rows: termRows, marksFile: path.join(scratch, 'marks.jsonl') });
+  const app = startApp({ home, env: { ...appEnv, ...(noCodeCache ? { LOOP_DASH_NO_CODE_CACHE: '1' } : {}) }, rows: termRows, marksFile: path.join(scratch, 'marks.jsonl') });
   let maxRegular = 0;
   let maxWatches = 0;
   let pid = null;
@@ -169,14 +171,19 @@ async function startSection(name, home, manifest, baseRchar) {
   log(`start-up on ${name} (${(manifest.totalBytes / MB).toFixed(0)} MB, ${manifest.roots.length} roots, ${manifest.lanes.length} lanes): ${RUNS} cold/warm pairs`);
   const cold = [];
   const warm = [];
+  // A build's first start (no code cache yet), before the counted runs: it writes the code cache.
+  const first = [];
+  for (let i = 0; i < RUNS; i++) first.push(await startOnce(home, { cold: true, noCodeCache: true }));
+  log(`  a build's first start (no code cache), cold: first ${median(first.map((r) => r.firstList)).toFixed(0)} / populated ${median(first.map((r) => r.populated)).toFixed(0)} ms (medians of ${RUNS})`);
+  await startOnce(home, { cold: true });
   for (let i = 0; i < RUNS; i++) {
     cold.push(await startOnce(home, { cold: true }));
     warm.push(await startOnce(home, { cold: false }));
     log(`  run ${i + 1}: cold first ${cold[i].firstOutput.toFixed(0)} / list ${cold[i].firstList.toFixed(0)} / checkpoints ${cold[i].withCheckpoints.toFixed(0)} / populated ${cold[i].populated.toFixed(0)} ms; warm ${warm[i].firstOutput.toFixed(0)} / ${warm[i].firstList.toFixed(0)} / ${warm[i].withCheckpoints.toFixed(0)} / ${warm[i].populated.toFixed(0)} ms`);
   }
   const m = (list, k) => median(list.map((r) => r[k]));
-  const s = { cold: {}, warm: {} };
-  for (const [label, list] of [['cold', cold], ['warm', warm]]) {
+  const s = { cold: {}, warm: {}, first: {} };
+  for (const [label, list] of [['cold', cold], ['warm', warm], ['first', first]]) {
     for (const k of ['firstOutput', 'firstList', 'withCheckpoints', 'populated', 'rcharPopulated', 'rcharSettled', 'hwm']) s[label][k] = m(list, k);
   }
   // Fds and watches: one more cold/warm pair, sampled every 10 ms (not timed).
@@ -491,6 +498,9 @@ async function main() {
       row('start', 'exec → first frame with every checkpoint, big warm', sb.warm.withCheckpoints, 'ms', '≤ 500', sb.warm.withCheckpoints <= 500);
       row('start', 'exec → fully populated, big cold', sb.cold.populated, 'ms', '≤ 2000', sb.cold.populated <= 2000);
       row('start', 'exec → fully populated, big warm', sb.warm.populated, 'ms', '≤ 1000', sb.warm.populated <= 1000);
+      row('start', "a build's first start (no code cache): first frame, big cold", sb.first.firstList, 'ms');
+      row('start', "a build's first start (no code cache): populated, big cold", sb.first.populated, 'ms');
+      row('start', "a build's first start (no code cache): bytes read at populated", share(sb.first.rcharPopulated), '%');
       row('start', 'exec → first frame listing sessions, 10 MB home', ss.cold.firstList, 'ms');
       row('start', 'exec → fully populated, 10 MB cold', ss.cold.populated, 'ms');
       row('start', 'exec → fully populated, 10 MB warm', ss.warm.populated, 'ms');

@@ -1,21 +1,33 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (no TypeScript loader at start-up): the one-file bundle when it is present
-// and at least as new as the compiled sources (scripts/bundle.mjs; it starts ~0.3 s sooner), else
-// the compiled modules. LOOP_DASH_NO_BUNDLE=1 forces the modules; LOOP_DASH_BUNDLE=1 the bundle
-// (the benchmark, which builds it first, while others may be recompiling the modules).
-import { existsSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// Runs the compiled CLI (no TypeScript loader at start-up). In order of preference:
+// - the script bundle (dist/src/cli/main.script.cjs, scripts/bundle.mjs), compiled with V8's code
+//   cache of an earlier start, so the functions a start runs are not parsed and compiled again
+//   (ES modules have no code cache on Node 20);
+// - the one-file ES module bundle beside it (main.bundle.mjs);
+// - the compiled modules (dist/src/cli/main.js).
+// A bundle is used when it is at least as new as the compiled sources. LOOP_DASH_NO_BUNDLE=1
+// forces the modules; LOOP_DASH_BUNDLE=1 a bundle (the benchmark, which builds it first, while
+// others may be recompiling the modules); LOOP_DASH_NO_SCRIPT=1 the ES module bundle over the
+// script; LOOP_DASH_NO_CODE_CACHE=1 the script without the code cache (neither read nor written).
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
+import vm from 'node:vm';
 
-const main = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
-const bundle = fileURLToPath(new URL('../dist/src/cli/main.bundle.mjs', import.meta.url));
+const here = (rel) => fileURLToPath(new URL(rel, import.meta.url));
+const main = here('../dist/src/cli/main.js');
+const bundle = here('../dist/src/cli/main.bundle.mjs');
+const script = here('../dist/src/cli/main.script.cjs');
+const yoga = here('../dist/src/cli/yoga.bundle.mjs');
 if (!existsSync(main)) {
   process.stderr.write('loop-dash: not built yet — run `npm install && npm run build` in the loop-dash checkout.\n');
   process.exit(2);
 }
-const fresh = () => {
+const fresh = (file) => {
   try {
-    return statSync(bundle).mtimeMs >= statSync(main).mtimeMs;
+    return statSync(file).mtimeMs >= statSync(main).mtimeMs;
   } catch {
     return false;
   }
@@ -34,6 +46,70 @@ process.stdout.on('error', (err) => {
 // (src/app/tiering.ts, which restores the default once the start's reads are done; its
 // START_INTERRUPT_BUDGET). Set before anything else is loaded; one given on the command line is kept.
 if (!process.execArgv.some((a) => a.startsWith('--interrupt-budget'))) setFlagsFromString('--interrupt-budget=1000000');
-const entry = !process.env.LOOP_DASH_NO_BUNDLE && ((process.env.LOOP_DASH_BUNDLE && existsSync(bundle)) || fresh()) ? bundle : main;
-const { run } = await import(entry);
+
+/**
+ * Loads the script bundle with V8's code cache from `<cache dir>/code/main.script.v8`: a header
+ * naming the bundle (size, mtime, inode), Node and a digest of the data, then V8's data. V8
+ * checks its own version, flags and the source's length, and rejects what does not match (the
+ * script is then compiled as usual); the header keeps a cache of another build of the same
+ * length from being used, the digest one damaged on disk (V8 does not check its data's
+ * checksum). With no cache, or one not used, the start gives the bin its cue
+ * (src/app/launcher.ts) and the code it compiled is written down for the next start, atomically
+ * (temp file + rename).
+ */
+async function loadScript() {
+  const [{ defaultCacheDir }, { createHash }] = await Promise.all([import('../dist/src/readers/cache-dir.js'), import('node:crypto')]);
+  // esbuild writes ASCII (other characters escaped): read as one byte a character, no decoding.
+  const source = readFileSync(script, 'latin1');
+  const st = statSync(script);
+  const bundleKey = `${st.size}:${st.mtimeMs}:${st.ino}:${process.version}:${process.arch}`;
+  const enabled = !process.env.LOOP_DASH_NO_CODE_CACHE;
+  const cacheFile = path.join(defaultCacheDir(), 'code', 'main.script.v8');
+  const digest = (data) => createHash('sha1').update(data).digest('hex');
+  let cachedData;
+  if (enabled) {
+    try {
+      const buf = readFileSync(cacheFile);
+      const n = buf.readUInt32LE(0);
+      const head = JSON.parse(buf.toString('utf8', 4, 4 + n));
+      const data = buf.subarray(4 + n);
+      if (head.bundle === bundleKey && head.sha1 === digest(data)) cachedData = data;
+    } catch {
+      /* none yet, unreadable or damaged: compiled as usual */
+    }
+  }
+  // The CommonJS wrapper, on the source's first line (line numbers in stack traces stay true).
+  const compiled = new vm.Script(`(function (exports, require, module, __filename, __dirname, __ldImportMetaUrl) {${source}\n})`, { filename: script, cachedData });
+  const state = !enabled ? 'off' : cachedData === undefined ? 'none' : compiled.cachedDataRejected ? 'rejected' : 'used';
+  let written = false;
+  globalThis[Symbol.for('loop-dash.launcher')] = {
+    codeCache: state,
+    async preloadInk() {
+      const key = Symbol.for('loop-dash.yoga');
+      globalThis[key] ??= (await import(pathToFileURL(yoga).href)).default;
+    },
+    startComplete() {
+      if (state === 'off' || state === 'used' || written) return;
+      written = true;
+      const data = compiled.createCachedData();
+      const head = Buffer.from(JSON.stringify({ bundle: bundleKey, sha1: digest(data) }), 'utf8');
+      const len = Buffer.alloc(4);
+      len.writeUInt32LE(head.length, 0);
+      const tmp = `${cacheFile}.${process.pid}.tmp`;
+      try {
+        mkdirSync(path.dirname(cacheFile), { recursive: true });
+        writeFileSync(tmp, Buffer.concat([len, head, data]));
+        renameSync(tmp, cacheFile);
+      } catch {
+        rmSync(tmp, { force: true });
+      }
+    },
+  };
+  const module = { exports: {} };
+  compiled.runInThisContext()(module.exports, createRequire(script), module, script, path.dirname(script), pathToFileURL(script).href);
+  return module.exports;
+}
+
+const usable = (file) => !process.env.LOOP_DASH_NO_BUNDLE && (process.env.LOOP_DASH_BUNDLE ? existsSync(file) : fresh(file));
+const { run } = !process.env.LOOP_DASH_NO_SCRIPT && usable(script) && existsSync(yoga) ? await loadScript() : await import(usable(bundle) ? bundle : main);
 process.exitCode = await run(process.argv);

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const entry = path.join(root, 'dist', 'src', 'cli', 'main.js');
 const outfile = path.join(root, 'dist', 'src', 'cli', 'main.bundle.mjs');
+const scriptOutfile = path.join(root, 'dist', 'src', 'cli', 'main.script.cjs');
 // The bounds audit's worker thread (src/app/audit-worker.ts), bundled beside the CLI.
 const workerEntry = path.join(root, 'dist', 'src', 'app', 'audit-worker.js');
 const workerOutfile = path.join(root, 'dist', 'src', 'cli', 'audit-worker.bundle.mjs');
@@ -66,6 +67,39 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * In the script bundle, `yoga-layout` is what the launcher loaded (bin/loop-dash.js loads
+ * yoga.bundle.mjs, an ES module, before Ink is first imported: src/app/launcher.ts).
+ */
+const yogaFromLauncher = {
+  name: 'yoga-from-launcher',
+  setup(build) {
+    build.onResolve({ filter: /^yoga-layout$/ }, () => ({ path: 'yoga-layout', namespace: 'launcher-yoga' }));
+    build.onLoad({ filter: /.*/, namespace: 'launcher-yoga' }, () => ({
+      contents: "const yoga = globalThis[Symbol.for('loop-dash.yoga')]; if (!yoga) throw new Error('loop-dash: yoga-layout was not loaded before Ink'); export default yoga;",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * Ink's reconciler awaits at its top level, only under DEV=true (React devtools, which are
+ * stubbed here anyway, and Ink's package.json for them): in the script bundle those two are left
+ * out, as a script cannot await at its top level. An Ink whose reconciler reads otherwise fails
+ * the script's build (esbuild names the await), and bin/loop-dash.js then runs the ES module bundle.
+ */
+const inkWithoutTopLevelAwait = {
+  name: 'ink-without-top-level-await',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]ink[\\/]build[\\/]reconciler\.js$/ }, async (args) => {
+      const { readFile } = await import('node:fs/promises');
+      const source = await readFile(args.path, 'utf8');
+      const contents = source.replace("await import('./devtools.js');", 'void 0;').replace('? await loadPackageJson()', '? { name: undefined, version: undefined }');
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
 try {
   statSync(entry);
 } catch {
@@ -95,5 +129,20 @@ for (const name of readdirSync(path.dirname(outfile))) if (/^chunk-[A-Z0-9]+\.mj
 // chunks beside the bundle, loaded by `import()` when used; the dashboard's start parses less.
 await esbuild.build({ ...common, entryPoints: { 'main.bundle': entry }, outdir: path.dirname(outfile), splitting: true, outExtension: { '.js': '.mjs' }, chunkNames: 'chunk-[hash]' });
 await esbuild.build({ ...common, entryPoints: [workerEntry], outfile: workerOutfile });
+// The same CLI as one classic script for bin/loop-dash.js to compile with V8's code cache (ESM
+// has no code cache on Node 20): everything but yoga-layout, whose top-level await a script
+// cannot hold; it is bundled on its own and loaded before Ink (yogaFromLauncher).
+await esbuild.build({
+  ...common,
+  entryPoints: [entry],
+  outfile: scriptOutfile,
+  format: 'cjs',
+  banner: {},
+  plugins: [stubDevtools, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait],
+  define: { ...common.define, 'import.meta.url': '__ldImportMetaUrl' },
+  // No import() in a script compiled by vm (it would need --experimental-vm-modules): require.
+  supported: { 'dynamic-import': false },
+});
+await esbuild.build({ ...common, entryPoints: { 'yoga.bundle': 'yoga-layout' }, outdir: path.dirname(outfile), outExtension: { '.js': '.mjs' }, banner: {} });
 // The start-up's second reader thread (src/readers/read-worker.ts), beside the bundle.
 await esbuild.build({ ...common, entryPoints: [path.join(root, 'dist', 'src', 'readers', 'read-worker.js')], outfile: path.join(path.dirname(outfile), 'read-worker.bundle.mjs') });

@@ -23,6 +23,7 @@ import type { LiveStore } from './live-store.js';
 import type { RemoteFeeds } from '../remote/remote-feeds.js';
 import { refusalReason } from '../views/owner-actions.js';
 import { timing } from './timing.js';
+import { preloadInk, runsFromBundle } from './launcher.js';
 import { settleHeapGrowth } from './heap.js';
 
 export interface DashboardOptions {
@@ -96,7 +97,7 @@ export function actionPort(clock: () => number): ActionPort {
  */
 function auditInChild(homes: string[], now: number): Promise<readonly AuditResult[]> {
   const here = import.meta.url;
-  const helper = fileURLToPath(new URL(here.endsWith('.bundle.mjs') ? './audit-worker.bundle.mjs' : './audit-worker.js', here));
+  const helper = fileURLToPath(new URL(runsFromBundle(here) ? './audit-worker.bundle.mjs' : './audit-worker.js', here));
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [helper, JSON.stringify({ homes, now })], { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LOOP_DASH_TIMING: '' } }, (err, stdout) => {
       if (err) return reject(err);
@@ -284,7 +285,9 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     );
     // Plain keys typed while Ink loads are handled by the first screen (Ink gets the rest).
     const early = stdin.isTTY === true ? readEarlyKeys(stdin, first) : null;
-    const loading = inkLoadDelay().then(() => Promise.all([import('ink'), import('../views/App.js')]));
+    const loading = inkLoadDelay()
+      .then(preloadInk)
+      .then(() => Promise.all([import('ink'), import('../views/App.js')]));
     // `q` typed before Ink loaded quits without waiting for it.
     const loaded = await (early ? Promise.race([loading, early.quit.then(() => null)]) : loading);
     if (!loaded) loading.catch(() => undefined);

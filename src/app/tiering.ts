@@ -11,6 +11,7 @@
  * the main thread more (interleaved runs in docs/PERFORMANCE.md), so the default comes back.
  */
 import { setFlagsFromString } from 'node:v8';
+import { startComplete } from './launcher.js';
 
 /** The start's budget (bin/loop-dash.js sets it before anything is loaded). */
 export const START_INTERRUPT_BUDGET = 1_000_000;
@@ -21,8 +22,12 @@ let restored = false;
 
 /** Once per process, unless a budget was given on the command line: the default budget from now on. */
 export function restoreInterruptBudget(): void {
-  if (restored || process.execArgv.some((a) => a.startsWith('--interrupt-budget'))) return;
+  if (restored) return;
   restored = true;
+  // V8's code cache of what the start compiled (bin/loop-dash.js) is made before the flags
+  // change: V8 rejects a cache made under other flags than those it is loaded with.
+  startComplete();
+  if (process.execArgv.some((a) => a.startsWith('--interrupt-budget'))) return;
   try {
     setFlagsFromString(`--interrupt-budget=${LIVE_INTERRUPT_BUDGET}`);
   } catch {

@@ -11,6 +11,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { ReaderEvent } from '../model/types.js';
+import { codeCacheState } from './launcher.js';
 
 /** What the last render drew: the model version, keys handled, how many roots it listed, and whether every home had been read. */
 interface Rendered {
@@ -64,7 +65,7 @@ function fileTiming(file: string): Timing {
       /* timing is best effort */
     }
   };
-  put({ ev: 'start', pid: process.pid, origin: performance.timeOrigin });
+  put({ ev: 'start', pid: process.pid, origin: performance.timeOrigin, code: codeCacheState() });
   // With LOOP_DASH_TIMING_LAG=<ms>: a mark for each event-loop stall longer than that (a 5 ms
   // ticker), to find what holds a key press up. Off by default: the ticker costs idle CPU.
   const lagMs = Number(process.env.LOOP_DASH_TIMING_LAG ?? 0);

@@ -9,6 +9,7 @@
 import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { runsFromBundle } from '../app/launcher.js';
 import type { SmallFileRead } from './json-file.js';
 import type { CachedSessionFile } from './session-file.js';
 import type { SmallFileKind } from './small-file-kinds.js';
@@ -57,7 +58,7 @@ export interface ReadJobMore {
  */
 function workerFile(): string {
   const here = import.meta.url;
-  if (/\/(chunk-[A-Z0-9]+|main\.bundle)\.mjs$/.test(here)) return fileURLToPath(new URL('./read-worker.bundle.mjs', here));
+  if (runsFromBundle(here)) return fileURLToPath(new URL('./read-worker.bundle.mjs', here));
   const module = fileURLToPath(new URL('./read-worker.js', here));
   const bundle = fileURLToPath(new URL('../cli/read-worker.bundle.mjs', here));
   try {

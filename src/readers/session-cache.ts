@@ -20,21 +20,13 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, promises as fsp, readSync } from 'node:fs';
 import v8 from 'node:v8';
-import os from 'node:os';
 import path from 'node:path';
 import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
 export const SESSION_CACHE_FORMAT = 6;
 
-/**
- * The default cache directory: `$LOOP_DASH_CACHE_DIR` when set (the test runner points it at a
- * scratch directory), else `$XDG_CACHE_HOME/loop-dash`, else `~/.cache/loop-dash`.
- */
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.LOOP_DASH_CACHE_DIR && path.isAbsolute(env.LOOP_DASH_CACHE_DIR)) return env.LOOP_DASH_CACHE_DIR;
-  return path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'loop-dash');
-}
+export { defaultCacheDir } from './cache-dir.js';
 
 /** Where the cache of `home` lives inside `dir`. */
 export function sessionCacheFile(dir: string, home: string): string {

@@ -1,0 +1,112 @@
+/**
+ * bin/loop-dash.js and the script bundle: V8's code cache is written by a start that had none,
+ * used by the next, and ignored (then rewritten) when it names another build or is damaged;
+ * LOOP_DASH_NO_CODE_CACHE turns it off. Each run's state is read from its timing marks' `start`.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { runsFromBundle } from '../src/app/launcher.js';
+import { tempHome, writeRootSession } from './support/mini-home.js';
+import { waitFor } from './support/wait-for.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const BIN = path.join(ROOT, 'bin', 'loop-dash.js');
+const SCRIPT = path.join(ROOT, 'dist', 'src', 'cli', 'main.script.cjs');
+
+function scratch(): { cacheDir: string; marks: (n: string) => string; done(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-launcher-'));
+  return { cacheDir: path.join(dir, 'cache'), marks: (n) => path.join(dir, `${n}.jsonl`), done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The `code` field of the start mark in a timing file. */
+function codeState(marksFile: string): unknown {
+  const start = readFileSync(marksFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { ev: string; code?: unknown })
+    .find((m) => m.ev === 'start');
+  assert.ok(start, `a start mark in ${marksFile}`);
+  return start.code;
+}
+
+function version(env: NodeJS.ProcessEnv): string {
+  const r = spawnSync(process.execPath, [BIN, '--version'], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+
+/** A start of the live store (the exporter's): its reads done, the bin writes the code cache. */
+async function serveOnce(home: string, env: NodeJS.ProcessEnv, cacheFile: string): Promise<void> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--home', home, '--listen', '127.0.0.1:0'], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  try {
+    await waitFor(() => existsSync(cacheFile), `the code cache at ${cacheFile}`, 20_000, 20);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+test('the script bundle is built, and runs from it are told apart from the compiled modules', () => {
+  assert.ok(statSync(SCRIPT).size > 0, 'npm run build writes dist/src/cli/main.script.cjs');
+  assert.equal(runsFromBundle(`file://${SCRIPT}`), true);
+  assert.equal(runsFromBundle('file:///x/dist/src/cli/main.bundle.mjs'), true);
+  assert.equal(runsFromBundle('file:///x/dist/src/cli/chunk-AB12CD34.mjs'), true);
+  assert.equal(runsFromBundle('file:///x/dist/src/readers/read-pool.js'), false);
+});
+
+test('the code cache: written by a start that had none, used by the next, ignored when it names another build or is damaged', async () => {
+  const s = scratch();
+  const home = tempHome();
+  try {
+    writeRootSession(home, { id: 'r1', cwd: '/work/r1', at: Date.parse('2026-11-30T10:00:00Z') });
+    const cacheFile = path.join(s.cacheDir, 'code', 'main.script.v8');
+    const env = (marks: string): NodeJS.ProcessEnv => ({ LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks });
+    const expected = version({ LOOP_DASH_NO_BUNDLE: '1' });
+
+    await serveOnce(home, env(s.marks('first')), cacheFile);
+    assert.equal(codeState(s.marks('first')), 'none');
+
+    assert.equal(version(env(s.marks('second'))), expected);
+    assert.equal(codeState(s.marks('second')), 'used');
+
+    assert.equal(version({ ...env(s.marks('off')), LOOP_DASH_NO_CODE_CACHE: '1' }), expected);
+    assert.equal(codeState(s.marks('off')), 'off');
+
+    // One byte of V8's data changed: the digest no longer matches; the script compiles as usual.
+    const good = readFileSync(cacheFile);
+    const damaged = Buffer.from(good);
+    const at = damaged.length - 100;
+    damaged.writeUInt8(damaged.readUInt8(at) ^ 0xff, at);
+    writeFileSync(cacheFile, damaged);
+    assert.equal(version(env(s.marks('damaged'))), expected);
+    assert.equal(codeState(s.marks('damaged')), 'none');
+
+    // A header naming another build of the bundle.
+    const n = good.readUInt32LE(0);
+    const head = JSON.parse(good.toString('utf8', 4, 4 + n)) as { bundle: string; sha1: string };
+    const other = Buffer.from(JSON.stringify({ ...head, bundle: `1${head.bundle}` }), 'utf8');
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(other.length, 0);
+    writeFileSync(cacheFile, Buffer.concat([len, other, good.subarray(4 + n)]));
+    assert.equal(version(env(s.marks('stale'))), expected);
+    assert.equal(codeState(s.marks('stale')), 'none');
+
+    // Not a cache at all.
+    writeFileSync(cacheFile, 'garbage');
+    assert.equal(version(env(s.marks('garbage'))), expected);
+    assert.equal(codeState(s.marks('garbage')), 'none');
+
+    // The next start of the live store writes it again, and the one after uses it.
+    rmSync(cacheFile);
+    await serveOnce(home, env(s.marks('again')), cacheFile);
+    assert.equal(version(env(s.marks('after'))), expected);
+    assert.equal(codeState(s.marks('after')), 'used');
+  } finally {
+    s.done();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+  }
+});
