@@ -12,12 +12,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
-import type { ReaderEvent } from '../src/model/types.js';
+import type { IncidentRecord, ReaderEvent } from '../src/model/types.js';
+import { compactIncidentRaw, expandIncidentRaw } from '../src/readers/incident-file.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
 import { CACHE_WRITER, HomeReader, type HomeReaderOptions } from '../src/readers/home-reader.js';
 import { readInWorker, type ReadJob, type ReadJobInput } from '../src/readers/read-pool.js';
@@ -433,4 +434,86 @@ test('a start\'s background work (the first cache write, the search before the t
   assert.equal(store.getState().progress.get(path.resolve(manifest.home))?.done, true, 'published when start resolves');
   await store.background();
   assert.ok(existsSync(sessionCacheFile(path.join(base, 'cache-store'), manifest.home)), 'the store\'s readers wrote their cache');
+});
+
+test('an incident is cached without the raw fields its record says, and a warm start shows its raw fields exactly as written, in their order', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-cache-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  const dir = path.join(home, 'incidents');
+  mkdirSync(dir, { recursive: true });
+  const at = '2026-11-30T11:00:00.000Z';
+  const shapes: Record<string, Record<string, unknown>> = {
+    // As loop-pi writes them: the record says session, class, at and home.
+    usual: { v: 1, session: 's-usual', class: 'loop-continuation-chain-exhausted', at, home, cwd: '/work/a' },
+    // Another order, a time as a number, another home, integer-like keys, an unknown class.
+    reordered: { class: 'loop-provider-retry-exhausted', cwd: '/work/b', v: 2, at, session: 's-re', attempt: 3 },
+    numericAt: { v: 1, session: 's-num', class: 'loop-inactivity-timeout', at: Date.parse(at), home },
+    otherHome: { v: 1, session: 's-other', class: 'loop-inactivity-timeout', at, home: '/elsewhere', '2': 'two', '10': 'ten' },
+    noV: { session: 's-nov', class: 'made-up-class', at, home, detail: { nested: [1, 2] } },
+  };
+  // Whole seconds, so a rewrite can put the very same stat back (below).
+  const mtime = Math.floor(NOW / 1000) - 60;
+  for (const [name, body] of Object.entries(shapes)) {
+    writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(body));
+    utimesSync(path.join(dir, `${name}.json`), mtime, mtime);
+  }
+  const cacheDir = path.join(base, 'cache');
+  const rawOf = (batches: ReaderEvent[][]) =>
+    new Map(batches.flat().flatMap((e) => (e.type === 'incident' ? [[path.basename(e.record.file, '.json'), JSON.stringify(e.record.raw)] as const] : [])));
+  const cold = rawOf(await batchesOf(home, cacheDir));
+  for (const [name, body] of Object.entries(shapes)) assert.equal(cold.get(name), JSON.stringify(body), `${name}: read as written`);
+
+  const usual = await cachedEntry<{ rawOmitted?: number; record: { raw: Record<string, unknown> } }>(cacheDir, home, path.join(dir, 'usual.json'));
+  assert.ok(usual?.rawOmitted, 'the usual incident is cached compacted');
+  assert.deepEqual(Object.keys(usual.record.raw), ['v', 'cwd'], 'without session, class, at and home');
+
+  // Each file rewritten in place with one letter changed and its stat put back: a warm start that
+  // trusts the cache (same size, mtime, inode) shows what the cache remembers, not the new bytes.
+  for (const name of Object.keys(shapes)) {
+    const file = path.join(dir, `${name}.json`);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('/work/', '/wark/').replace('"s-', '"t-'));
+    utimesSync(file, mtime, mtime);
+  }
+  const warmBatches = await batchesOf(home, cacheDir);
+  const warm = rawOf(warmBatches);
+  assert.equal(warmBatches.flat().filter((e) => e.type === 'incident').length, Object.keys(shapes).length);
+  for (const [name, body] of Object.entries(shapes)) assert.equal(warm.get(name), JSON.stringify(body), `${name}: a warm start shows the raw fields as the cache remembers them, as written`);
+});
+
+test('compactIncidentRaw then expandIncidentRaw gives back the raw fields exactly, key order included, whatever their order and values (property)', () => {
+  const at = NOW - 3_600_000;
+  const record = (raw: Record<string, unknown>): IncidentRecord => ({
+    file: '/h/incidents/x.json',
+    home: '/h',
+    cls: 'loop-inactivity-timeout',
+    known: true,
+    session: 's1',
+    at,
+    limit: null,
+    attempt: null,
+    exhausted: false,
+    movedAside: false,
+    summary: '',
+    raw,
+  });
+  const field = fc.oneof(
+    fc.constantFrom<[string, unknown]>(['v', 1], ['session', 's1'], ['session', 's2'], ['class', 'loop-inactivity-timeout'], ['class', 'other'], ['at', new Date(at).toISOString()], ['at', at], ['home', '/h'], ['home', '/g'], ['cwd', '/w'], ['3', 'three']),
+    fc.tuple(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })),
+  );
+  fc.assert(
+    fc.property(fc.array(field, { maxLength: 9 }), (fields) => {
+      const raw: Record<string, unknown> = {};
+      for (const [k, v] of fields) raw[k] = v;
+      const r = record(raw);
+      const { raw: kept, rawOmitted } = compactIncidentRaw(r);
+      const back = rawOmitted ? expandIncidentRaw(r, kept, rawOmitted) : kept;
+      assert.equal(JSON.stringify(back), JSON.stringify(raw));
+      if (rawOmitted) assert.ok(Object.keys(kept).length < Object.keys(raw).length, 'something was left out');
+    }),
+    { numRuns: 2_000 },
+  );
+  // The usual shape is compacted.
+  const usual = record({ v: 1, session: 's1', class: 'loop-inactivity-timeout', at: new Date(at).toISOString(), home: '/h', cwd: '/w' });
+  assert.deepEqual(Object.keys(compactIncidentRaw(usual).raw), ['v', 'cwd']);
 });

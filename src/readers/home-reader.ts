@@ -8,6 +8,7 @@ import { promises as fsp, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/paths.js';
+import { compactIncidentRaw, expandIncidentRaw } from './incident-file.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
 import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type FoundFile, type WalkRoot } from './home-walk.js';
@@ -187,6 +188,8 @@ interface CachedSmallFile {
   mtimeMs: number;
   ino: number;
   record: unknown;
+  /** An incident's raw fields its record says, left out of the cache (incident-file.ts compactIncidentRaw). */
+  rawOmitted?: number;
 }
 
 interface Known {
@@ -1073,6 +1076,11 @@ export class HomeReader {
     if (record.file !== file) {
       record.file = file;
       record.home = this.home;
+      if (c.rawOmitted) {
+        const incident = c.record as IncidentRecord;
+        incident.raw = expandIncidentRaw(incident, incident.raw, c.rawOmitted);
+        c.rawOmitted = 0;
+      }
     }
     return { record: c.record as T, warnings: [], missing: false, transient: false, mtimeMs: found.mtimeMs };
   }
@@ -1358,9 +1366,19 @@ export async function loadHomeOnce(home: string, opts: { now?: () => number; hos
   return events;
 }
 
-/** A small file's record is written without its file and home (the key says them). */
+/**
+ * A small file's record is written without its file and home (the key says them); an incident's
+ * also without the raw fields its record says (incident-file.ts compactIncidentRaw).
+ */
 function compactEntry(e: CachedSessionFile | CachedSmallFile): CachedSessionFile | CachedSmallFile {
   if (!('k' in e)) return e;
+  // Still as loaded (not taken up since): already compact.
+  if (e.rawOmitted) return e;
+  if (e.kind === 'incident') {
+    const { raw, rawOmitted } = compactIncidentRaw(e.record as IncidentRecord);
+    const { file: _f, home: _h, ...record } = e.record as IncidentRecord;
+    return { ...e, record: { ...record, raw }, rawOmitted };
+  }
   const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
   return { ...e, record };
 }

@@ -114,3 +114,45 @@ function formatDuration(ms: number): string {
   if (m > 0) return `${m}m ${String(sec).padStart(2, '0')}s`;
   return `${sec}s`;
 }
+
+/**
+ * What the session cache keeps of an incident's raw fields: those its record already says (the
+ * session, the class, the time, the home: most incident files begin `v, session, class, at, home`)
+ * are left out, and `rawOmitted` (a bit each, and one for a leading `v`) tells `expandIncidentRaw`
+ * to put them back. Only when putting them back gives the very same object, key order included
+ * (the raw fields are shown as written); else nothing is left out (0). Pure.
+ */
+export function compactIncidentRaw(r: IncidentRecord): { raw: Record<string, unknown>; rawOmitted: number } {
+  const raw = r.raw;
+  let omitted = Object.keys(raw)[0] === 'v' ? LEADING_V : 0;
+  const kept: Record<string, unknown> = { ...raw };
+  for (const [bit, key, value] of derivedRawFields(r)) {
+    if (value !== null && raw[key] === value) {
+      omitted |= bit;
+      delete kept[key];
+    }
+  }
+  if (omitted === 0 || omitted === LEADING_V) return { raw, rawOmitted: 0 };
+  return JSON.stringify(expandIncidentRaw(r, kept, omitted)) === JSON.stringify(raw) ? { raw: kept, rawOmitted: omitted } : { raw, rawOmitted: 0 };
+}
+
+/** The raw fields `compactIncidentRaw` kept, with those it left out put back in their places. Pure. */
+export function expandIncidentRaw(r: IncidentRecord, kept: Record<string, unknown>, omitted: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (omitted & LEADING_V) out.v = kept.v;
+  for (const [bit, key, value] of derivedRawFields(r)) if (omitted & bit) out[key] = value;
+  for (const key of Object.keys(kept)) if (!(omitted & LEADING_V && key === 'v')) out[key] = kept[key];
+  return out;
+}
+
+const LEADING_V = 1;
+
+/** The raw fields an incident's record says, in the order incident files write them, each with its bit. */
+function derivedRawFields(r: IncidentRecord): [number, string, unknown][] {
+  return [
+    [2, 'session', r.session],
+    [4, 'class', r.cls],
+    [8, 'at', r.at === null ? null : new Date(r.at).toISOString()],
+    [16, 'home', r.home],
+  ];
+}
