@@ -97,7 +97,7 @@ async function loadScript() {
       len.writeUInt32LE(head.length, 0);
       const tmp = `${cacheFile}.${process.pid}.tmp`;
       try {
-        mkdirSync(path.dirname(cacheFile), { recursive: true });
+        mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
         writeFileSync(tmp, Buffer.concat([len, head, data]));
         renameSync(tmp, cacheFile);
       } catch {

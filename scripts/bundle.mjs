@@ -100,6 +100,22 @@ const inkWithoutTopLevelAwait = {
   },
 };
 
+/**
+ * In the script bundle, the libraries' local names are minified (per file: what they export keeps
+ * its name), loop-dash's own code is not (its names stay readable in a stack trace). The script
+ * and V8's code cache of it are read at every start: ~0.3 MB less of them to read.
+ */
+const minifiedLibraries = {
+  name: 'minified-libraries',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.(c|m)?js$/ }, async (args) => {
+      const { readFile } = await import('node:fs/promises');
+      const { code } = await esbuild.transform(await readFile(args.path, 'utf8'), { loader: 'js', minifyIdentifiers: true, sourcefile: args.path });
+      return { contents: code, loader: 'js', resolveDir: path.dirname(args.path) };
+    });
+  },
+};
+
 try {
   statSync(entry);
 } catch {
@@ -138,7 +154,7 @@ await esbuild.build({
   outfile: scriptOutfile,
   format: 'cjs',
   banner: {},
-  plugins: [stubDevtools, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait],
+  plugins: [stubDevtools, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait, minifiedLibraries],
   define: { ...common.define, 'import.meta.url': '__ldImportMetaUrl' },
   // No import() in a script compiled by vm (it would need --experimental-vm-modules): require.
   supported: { 'dynamic-import': false },
