@@ -147,18 +147,27 @@ await esbuild.build({ ...common, entryPoints: { 'main.bundle': entry }, outdir: 
 await esbuild.build({ ...common, entryPoints: [workerEntry], outfile: workerOutfile });
 // The same CLI as one classic script for bin/loop-dash.js to compile with V8's code cache (ESM
 // has no code cache on Node 20): everything but yoga-layout, whose top-level await a script
-// cannot hold; it is bundled on its own and loaded before Ink (yogaFromLauncher).
-await esbuild.build({
-  ...common,
-  entryPoints: [entry],
-  outfile: scriptOutfile,
-  format: 'cjs',
-  banner: {},
-  plugins: [stubDevtools, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait, minifiedLibraries],
-  define: { ...common.define, 'import.meta.url': '__ldImportMetaUrl' },
-  // No import() in a script compiled by vm (it would need --experimental-vm-modules): require.
-  supported: { 'dynamic-import': false },
-});
-await esbuild.build({ ...common, entryPoints: { 'yoga.bundle': 'yoga-layout' }, outdir: path.dirname(outfile), outExtension: { '.js': '.mjs' }, banner: {} });
+// cannot hold; it is bundled on its own and loaded before Ink (yogaFromLauncher). If it cannot
+// be built (a library that awaits at its top level), the bin runs the ES module bundle.
+const yogaOutfile = path.join(path.dirname(outfile), 'yoga.bundle.mjs');
+try {
+  await esbuild.build({
+    ...common,
+    entryPoints: [entry],
+    outfile: scriptOutfile,
+    format: 'cjs',
+    banner: {},
+    plugins: [stubDevtools, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait, minifiedLibraries],
+    define: { ...common.define, 'import.meta.url': '__ldImportMetaUrl' },
+    // No import() in a script compiled by vm (it would need --experimental-vm-modules): require.
+    supported: { 'dynamic-import': false },
+    logLevel: 'silent',
+  });
+  await esbuild.build({ ...common, entryPoints: { 'yoga.bundle': 'yoga-layout' }, outdir: path.dirname(outfile), outExtension: { '.js': '.mjs' }, banner: {} });
+} catch (err) {
+  for (const f of [scriptOutfile, `${scriptOutfile}.map`, yogaOutfile, `${yogaOutfile}.map`]) rmSync(f, { force: true });
+  const why = err?.errors?.length ? err.errors.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`).join('; ') : String(err?.message ?? err);
+  console.error(`bundle: no script bundle (${why}); bin/loop-dash.js will run the ES module bundle`);
+}
 // The start-up's second reader thread (src/readers/read-worker.ts), beside the bundle.
 await esbuild.build({ ...common, entryPoints: [path.join(root, 'dist', 'src', 'readers', 'read-worker.js')], outfile: path.join(path.dirname(outfile), 'read-worker.bundle.mjs') });
