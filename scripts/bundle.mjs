@@ -103,12 +103,15 @@ const inkWithoutTopLevelAwait = {
 /**
  * In the script bundle, the libraries' local names are minified (per file: what they export keeps
  * its name), loop-dash's own code is not (its names stay readable in a stack trace). The script
- * and V8's code cache of it are read at every start: ~0.3 MB less of them to read.
+ * and V8's code cache of it are read at every start: ~0.3 MB less of them to read. Not zod: the
+ * readers' fast accept path reads its schemas' internals, a check function's name included
+ * (src/readers/fast-accept.ts); minified, every checkpoint went to zod (test/launcher.test.ts).
  */
 const minifiedLibraries = {
   name: 'minified-libraries',
   setup(build) {
     build.onLoad({ filter: /[\\/]node_modules[\\/].*\.(c|m)?js$/ }, async (args) => {
+      if (/[\\/]node_modules[\\/]zod[\\/]/.test(args.path)) return undefined;
       const { readFile } = await import('node:fs/promises');
       const { code } = await esbuild.transform(await readFile(args.path, 'utf8'), { loader: 'js', minifyIdentifiers: true, sourcefile: args.path });
       return { contents: code, loader: 'js', resolveDir: path.dirname(args.path) };

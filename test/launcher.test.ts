@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { runsFromBundle } from '../src/app/launcher.js';
-import { tempHome, writeRootSession } from './support/mini-home.js';
+import { checkpointPath, checkpointText } from './support/fault-home.js';
+import { assistantEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { waitFor } from './support/wait-for.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -22,13 +23,18 @@ function scratch(): { cacheDir: string; marks: (n: string) => string; done(): vo
   return { cacheDir: path.join(dir, 'cache'), marks: (n) => path.join(dir, `${n}.jsonl`), done: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The `code` field of the start mark in a timing file. */
-function codeState(marksFile: string): unknown {
-  const start = readFileSync(marksFile, 'utf8')
+/** The first mark `ev` in a timing file. */
+function markOf(marksFile: string, ev: string): { ev: string; code?: unknown; zod?: unknown } | undefined {
+  return readFileSync(marksFile, 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as { ev: string; code?: unknown })
-    .find((m) => m.ev === 'start');
+    .map((l) => JSON.parse(l) as { ev: string; code?: unknown; zod?: unknown })
+    .find((m) => m.ev === ev);
+}
+
+/** The `code` field of the start mark in a timing file. */
+function codeState(marksFile: string): unknown {
+  const start = markOf(marksFile, 'start');
   assert.ok(start, `a start mark in ${marksFile}`);
   return start.code;
 }
@@ -62,13 +68,18 @@ test('the code cache: written by a start that had none, used by the next, ignore
   const s = scratch();
   const home = tempHome();
   try {
-    writeRootSession(home, { id: 'r1', cwd: '/work/r1', at: Date.parse('2026-11-30T10:00:00Z') });
+    const t0 = Date.parse('2026-11-30T10:00:00Z');
+    writeRootSession(home, { id: 'r1', cwd: '/work/r1', at: t0, lines: [assistantEntry(t0 + 500)] });
+    writeFileSync(checkpointPath(home, 'r1'), checkpointText('r1'));
     const cacheFile = path.join(s.cacheDir, 'code', 'main.script.v8');
     const env = (marks: string): NodeJS.ProcessEnv => ({ LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks });
     const expected = version({ LOOP_DASH_NO_BUNDLE: '1' });
 
     await serveOnce(home, env(s.marks('first')), cacheFile);
     assert.equal(codeState(s.marks('first')), 'none');
+    // The script bundle keeps what the readers' fast path reads of zod (function names included):
+    // a home of valid files is answered without zod.
+    assert.equal(markOf(s.marks('first'), 'ready')?.zod, 0, 'no value of a valid home left to zod');
 
     assert.equal(version(env(s.marks('second'))), expected);
     assert.equal(codeState(s.marks('second')), 'used');

@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { ReaderEvent } from '../model/types.js';
 import { codeCacheState } from './launcher.js';
+import { fastAcceptMisses } from '../readers/fast-accept.js';
 
 /** What the last render drew: the model version, keys handled, how many roots it listed, and whether every home had been read. */
 interface Rendered {
@@ -96,7 +97,8 @@ function fileTiming(file: string): Timing {
       put({ ev: 'model', v: version, n: events.length, s: sessions });
     },
     ready(version) {
-      put({ ev: 'ready', v: version });
+      // `zod`: values the fast accept path left to zod so far (0 on a home of valid files).
+      put({ ev: 'ready', v: version, zod: fastAcceptMisses() });
     },
     mark(name) {
       put({ ev: name });
