@@ -93,6 +93,20 @@ export function procFds(pid) {
 }
 
 /** CPU time of every thread of the process, in ms (schedstat: ns on CPU). */
+/**
+ * CPU time (ms) of the whole process so far, threads that ended included (the start's read
+ * worker): `/proc/<pid>/stat` utime + stime, in clock ticks (100 a second on Linux).
+ */
+export function processCpuMs(pid) {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+const CLOCK_TICKS = 100;
+
 /** CPU time (ms) of the process's main thread (its tid is its pid). */
 export function mainThreadCpuMs(pid) {
   try {

@@ -23,6 +23,7 @@ import {
   modelIndex,
   now,
   mainThreadCpuMs,
+  processCpuMs,
   procCpuMs,
   procFds,
   procIo,
@@ -84,17 +85,6 @@ const fmt = (v, unit) => {
   if (unit === '×') return v.toFixed(2);
   return String(Math.round(v * 100) / 100);
 };
-
-/** CPU time (ms) of the whole process so far, threads that ended included (/proc/<pid>/stat utime + stime). */
-function processCpuMs(pid) {
-  try {
-    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
-}
-const CLOCK_TICKS = 100;
 
 /** Before a cold start (the code cache stays: clearHomeCaches). */
 function clearAppCache() {

@@ -9,7 +9,7 @@
 // forces the modules; LOOP_DASH_BUNDLE=1 a bundle (the benchmark, which builds it first, while
 // others may be recompiling the modules); LOOP_DASH_NO_SCRIPT=1 the ES module bundle over the
 // script; LOOP_DASH_NO_CODE_CACHE=1 the script without the code cache (neither read nor written).
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -55,7 +55,7 @@ if (!process.execArgv.some((a) => a.startsWith('--interrupt-budget'))) setFlagsF
  * length from being used, the digest one damaged on disk (V8 does not check its data's
  * checksum). With no cache, or one not used, the start gives the bin its cue
  * (src/app/launcher.ts) and the code it compiled is written down for the next start, atomically
- * (temp file + rename).
+ * (src/extension/atomic-file.ts).
  */
 async function loadScript() {
   const [{ defaultCacheDir }, { createHash }] = await Promise.all([import('../dist/src/readers/cache-dir.js'), import('node:crypto')]);
@@ -91,18 +91,17 @@ async function loadScript() {
     startComplete() {
       if (state === 'off' || state === 'used' || written) return;
       written = true;
+      // Made now, under the flags the script was compiled with; written after, atomically.
       const data = compiled.createCachedData();
       const head = Buffer.from(JSON.stringify({ bundle: bundleKey, sha1: digest(data) }), 'utf8');
       const len = Buffer.alloc(4);
       len.writeUInt32LE(head.length, 0);
-      const tmp = `${cacheFile}.${process.pid}.tmp`;
-      try {
-        mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
-        writeFileSync(tmp, Buffer.concat([len, head, data]));
-        renameSync(tmp, cacheFile);
-      } catch {
-        rmSync(tmp, { force: true });
-      }
+      void import('../dist/src/extension/atomic-file.js')
+        .then(({ ensureDir, writeFileAtomicSync }) => {
+          ensureDir(path.dirname(cacheFile));
+          writeFileAtomicSync(cacheFile, Buffer.concat([len, head, data]));
+        })
+        .catch(() => undefined);
     },
   };
   const module = { exports: {} };

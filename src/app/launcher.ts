@@ -33,7 +33,7 @@ export async function preloadInk(): Promise<void> {
   await hooks()?.preloadInk?.();
 }
 
-/** The dashboard's start is done (its reads published and settled). */
+/** The start's reads are done, V8's flags not yet changed back (tiering.ts restoreInterruptBudget calls it). */
 export function startComplete(): void {
   try {
     hooks()?.startComplete?.();

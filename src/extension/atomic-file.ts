@@ -22,13 +22,14 @@ export function ensureDir(dir: string): void {
  * Writes `data` to `file` atomically. With `durable`, the data and the directory are fsync'd too
  * (acks: the owner acts on them). Throws on failure, after removing the temp file.
  */
-export function writeFileAtomicSync(file: string, data: string, opts: { durable?: boolean } = {}): void {
+export function writeFileAtomicSync(file: string, data: string | Uint8Array, opts: { durable?: boolean } = {}): void {
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   let fd: number | null = null;
   try {
     fd = fs.openSync(tmp, 'wx', FILE_MODE);
-    fs.writeSync(fd, data);
+    if (typeof data === 'string') fs.writeSync(fd, data);
+    else fs.writeFileSync(fd, data);
     if (opts.durable) fs.fsyncSync(fd);
     fs.closeSync(fd);
     fd = null;

@@ -1374,13 +1374,10 @@ function compactEntry(e: CachedSessionFile | CachedSmallFile): CachedSessionFile
   if (!('k' in e)) return e;
   // Still as loaded (not taken up since): already compact.
   if (e.rawOmitted) return e;
-  if (e.kind === 'incident') {
-    const { raw, rawOmitted } = compactIncidentRaw(e.record as IncidentRecord);
-    const { file: _f, home: _h, ...record } = e.record as IncidentRecord;
-    return { ...e, record: { ...record, raw }, rawOmitted };
-  }
   const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
-  return { ...e, record };
+  if (e.kind !== 'incident') return { ...e, record };
+  const { raw, rawOmitted } = compactIncidentRaw(e.record as IncidentRecord);
+  return { ...e, record: { ...record, raw }, rawOmitted };
 }
 
 /** The cache's front: what a warm start draws with the session list. */

@@ -126,7 +126,8 @@ export function compactIncidentRaw(r: IncidentRecord): { raw: Record<string, unk
   const raw = r.raw;
   let omitted = Object.keys(raw)[0] === 'v' ? LEADING_V : 0;
   const kept: Record<string, unknown> = { ...raw };
-  for (const [bit, key, value] of derivedRawFields(r)) {
+  for (const [bit, key, derive] of DERIVED_RAW_FIELDS) {
+    const value = key in raw ? derive(r) : null;
     if (value !== null && raw[key] === value) {
       omitted |= bit;
       delete kept[key];
@@ -140,7 +141,7 @@ export function compactIncidentRaw(r: IncidentRecord): { raw: Record<string, unk
 export function expandIncidentRaw(r: IncidentRecord, kept: Record<string, unknown>, omitted: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (omitted & LEADING_V) out.v = kept.v;
-  for (const [bit, key, value] of derivedRawFields(r)) if (omitted & bit) out[key] = value;
+  for (const [bit, key, derive] of DERIVED_RAW_FIELDS) if (omitted & bit) out[key] = derive(r);
   for (const key of Object.keys(kept)) if (!(omitted & LEADING_V && key === 'v')) out[key] = kept[key];
   return out;
 }
@@ -148,11 +149,9 @@ export function expandIncidentRaw(r: IncidentRecord, kept: Record<string, unknow
 const LEADING_V = 1;
 
 /** The raw fields an incident's record says, in the order incident files write them, each with its bit. */
-function derivedRawFields(r: IncidentRecord): [number, string, unknown][] {
-  return [
-    [2, 'session', r.session],
-    [4, 'class', r.cls],
-    [8, 'at', r.at === null ? null : new Date(r.at).toISOString()],
-    [16, 'home', r.home],
-  ];
-}
+const DERIVED_RAW_FIELDS: readonly [number, string, (r: IncidentRecord) => unknown][] = [
+  [2, 'session', (r) => r.session],
+  [4, 'class', (r) => r.cls],
+  [8, 'at', (r) => (r.at === null ? null : new Date(r.at).toISOString())],
+  [16, 'home', (r) => r.home],
+];
