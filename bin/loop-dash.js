@@ -9,18 +9,22 @@
 // forces the modules; LOOP_DASH_BUNDLE=1 a bundle (the benchmark, which builds it first, while
 // others may be recompiling the modules); LOOP_DASH_NO_SCRIPT=1 the ES module bundle over the
 // script; LOOP_DASH_NO_CODE_CACHE=1 the script without the code cache (neither read nor written).
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-import vm from 'node:vm';
+// This file is CommonJS (bin/package.json): a start that runs the script loads no ES module at all
+// (Node's ES module loader costs ~15-20 ms of a start here).
+'use strict';
+const { existsSync, readFileSync, statSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const { setFlagsFromString } = require('node:v8');
+const vm = require('node:vm');
 
-const here = (rel) => fileURLToPath(new URL(rel, import.meta.url));
+const here = (rel) => path.join(__dirname, rel);
 const main = here('../dist/src/cli/main.js');
 const bundle = here('../dist/src/cli/main.bundle.mjs');
 const script = here('../dist/src/cli/main.script.cjs');
-const yoga = here('../dist/src/cli/yoga.bundle.mjs');
+// defaultCacheDir (src/readers/cache-dir.ts) as CommonJS, built beside the script.
+const cacheDirModule = here('../dist/src/cli/cache-dir.cjs');
 if (!existsSync(main)) {
   process.stderr.write('loop-dash: not built yet — run `npm install && npm run build` in the loop-dash checkout.\n');
   process.exit(2);
@@ -57,8 +61,9 @@ if (!process.execArgv.some((a) => a.startsWith('--interrupt-budget'))) setFlagsF
  * (src/app/launcher.ts) and the code it compiled is written down for the next start, atomically
  * (src/extension/atomic-file.ts).
  */
-async function loadScript() {
-  const [{ defaultCacheDir }, { createHash }] = await Promise.all([import('../dist/src/readers/cache-dir.js'), import('node:crypto')]);
+function loadScript() {
+  const { defaultCacheDir } = require(cacheDirModule);
+  const { createHash } = require('node:crypto');
   // esbuild writes ASCII (other characters escaped): read as one byte a character, no decoding.
   const source = readFileSync(script, 'latin1');
   const st = statSync(script);
@@ -84,10 +89,6 @@ async function loadScript() {
   let written = false;
   globalThis[Symbol.for('loop-dash.launcher')] = {
     codeCache: state,
-    async preloadInk() {
-      const key = Symbol.for('loop-dash.yoga');
-      globalThis[key] ??= (await import(pathToFileURL(yoga).href)).default;
-    },
     startComplete() {
       if (state === 'off' || state === 'used' || written) return;
       written = true;
@@ -96,7 +97,7 @@ async function loadScript() {
       const head = Buffer.from(JSON.stringify({ bundle: bundleKey, sha1: digest(data) }), 'utf8');
       const len = Buffer.alloc(4);
       len.writeUInt32LE(head.length, 0);
-      void import('../dist/src/extension/atomic-file.js')
+      void import(pathToFileURL(here('../dist/src/extension/atomic-file.js')).href)
         .then(({ ensureDir, writeFileAtomicSync }) => {
           ensureDir(path.dirname(cacheFile));
           writeFileAtomicSync(cacheFile, Buffer.concat([len, head, data]));
@@ -110,5 +111,7 @@ async function loadScript() {
 }
 
 const usable = (file) => !process.env.LOOP_DASH_NO_BUNDLE && (process.env.LOOP_DASH_BUNDLE ? existsSync(file) : fresh(file));
-const { run } = !process.env.LOOP_DASH_NO_SCRIPT && usable(script) && existsSync(yoga) ? await loadScript() : await import(usable(bundle) ? bundle : main);
-process.exitCode = await run(process.argv);
+(async () => {
+  const { run } = !process.env.LOOP_DASH_NO_SCRIPT && usable(script) && existsSync(cacheDirModule) ? loadScript() : await import(pathToFileURL(usable(bundle) ? bundle : main).href);
+  process.exitCode = await run(process.argv);
+})();

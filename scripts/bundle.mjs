@@ -69,8 +69,9 @@ const zodEnglishOnly = {
 };
 
 /**
- * In the script bundle, `yoga-layout` is what the launcher loaded (bin/loop-dash.js loads
- * yoga.bundle.mjs, an ES module, before Ink is first imported: src/app/launcher.ts).
+ * In the script bundle, `yoga-layout` (whose index awaits at its top level, which a script cannot)
+ * is what `yoga-layout/load`, bundled in the script too, loaded before Ink is first imported
+ * (preloadInk, src/app/launcher.ts).
  */
 const yogaFromLauncher = {
   name: 'yoga-from-launcher',
@@ -148,10 +149,14 @@ for (const name of readdirSync(path.dirname(outfile))) if (/^chunk-[A-Z0-9]+\.mj
 await esbuild.build({ ...common, entryPoints: { 'main.bundle': entry }, outdir: path.dirname(outfile), splitting: true, outExtension: { '.js': '.mjs' }, chunkNames: 'chunk-[hash]' });
 await esbuild.build({ ...common, entryPoints: [workerEntry], outfile: workerOutfile });
 // The same CLI as one classic script for bin/loop-dash.js to compile with V8's code cache (ESM
-// has no code cache on Node 20): everything but yoga-layout, whose top-level await a script
-// cannot hold; it is bundled on its own and loaded before Ink (yogaFromLauncher). If it cannot
-// be built (a library that awaits at its top level), the bin runs the ES module bundle.
-const yogaOutfile = path.join(path.dirname(outfile), 'yoga.bundle.mjs');
+// has no code cache on Node 20), yoga-layout's index (its top-level await) left out for its
+// loader (yogaFromLauncher); and the bin's one import, the cache directory, as CommonJS beside
+// it: a start then loads no ES module at all. If the script cannot be built (a library that awaits
+// at its top level), neither is kept and the bin runs the ES module bundle.
+const cacheDirOutfile = path.join(path.dirname(outfile), 'cache-dir.cjs');
+// A yoga.bundle.mjs of an earlier build (yoga-layout was loaded on its own then) goes.
+rmSync(path.join(path.dirname(outfile), 'yoga.bundle.mjs'), { force: true });
+rmSync(path.join(path.dirname(outfile), 'yoga.bundle.mjs.map'), { force: true });
 try {
   await esbuild.build({
     ...common,
@@ -159,15 +164,15 @@ try {
     outfile: scriptOutfile,
     format: 'cjs',
     banner: {},
-    plugins: [stubDevtools, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait, minifiedLibraries],
+    plugins: [stubDevtools, yogaWithoutFetch, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait, minifiedLibraries],
     define: { ...common.define, 'import.meta.url': '__ldImportMetaUrl' },
     // No import() in a script compiled by vm (it would need --experimental-vm-modules): require.
     supported: { 'dynamic-import': false },
     logLevel: 'silent',
   });
-  await esbuild.build({ ...common, entryPoints: { 'yoga.bundle': 'yoga-layout' }, outdir: path.dirname(outfile), outExtension: { '.js': '.mjs' }, banner: {} });
+  await esbuild.build({ ...common, entryPoints: [path.join(root, 'dist', 'src', 'readers', 'cache-dir.js')], outfile: cacheDirOutfile, format: 'cjs', banner: {}, sourcemap: false });
 } catch (err) {
-  for (const f of [scriptOutfile, `${scriptOutfile}.map`, yogaOutfile, `${yogaOutfile}.map`]) rmSync(f, { force: true });
+  for (const f of [scriptOutfile, `${scriptOutfile}.map`, cacheDirOutfile]) rmSync(f, { force: true });
   const why = err?.errors?.length ? err.errors.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`).join('; ') : String(err?.message ?? err);
   console.error(`bundle: no script bundle (${why}); bin/loop-dash.js will run the ES module bundle`);
 }
