@@ -2,6 +2,8 @@
  * bin/loop-dash.js and the script bundle: V8's code cache is written by a start that had none,
  * used by the next, and ignored (then rewritten) when it names another build or is damaged;
  * LOOP_DASH_NO_CODE_CACHE turns it off. Each run's state is read from its timing marks' `start`.
+ * A start from the script loads no ES module (bin/loop-dash.js is CommonJS; Node's ES module
+ * loader costs ~15-20 ms of a start here: docs/PERFORMANCE.md).
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -116,6 +118,53 @@ test('the code cache: written by a start that had none, used by the next, ignore
     await serveOnce(home, env(s.marks('again')), cacheFile);
     assert.equal(version(env(s.marks('after'))), expected);
     assert.equal(codeState(s.marks('after')), 'used');
+  } finally {
+    s.done();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+  }
+});
+
+test('a start from the script bundle loads no ES module (Node loads its ES module loader only for an import)', async () => {
+  const s = scratch();
+  const home = tempHome();
+  try {
+    const t0 = Date.parse('2026-11-30T10:00:00Z');
+    writeRootSession(home, { id: 'r1', cwd: '/work/r1', at: t0, lines: [assistantEntry(t0 + 500)] });
+    writeFileSync(checkpointPath(home, 'r1'), checkpointText('r1'));
+    // Preloaded into the start: at SIGTERM it writes the ES module internals Node loaded.
+    const probe = path.join(path.dirname(s.cacheDir), 'esm-probe.cjs');
+    const out = path.join(path.dirname(s.cacheDir), 'esm.txt');
+    writeFileSync(
+      probe,
+      `process.on('SIGTERM', () => { require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.filter((m) => m.includes('/esm/')).join('\\n')); process.exit(0); });\n`,
+    );
+    const marks = s.marks('esm');
+    // Without the code cache: a start that has none writes it after its reads, importing the atomic writer.
+    const env = { ...process.env, LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks, LOOP_DASH_BUNDLE: '1', LOOP_DASH_NO_CODE_CACHE: '1' };
+    const child = spawn(process.execPath, ['-r', probe, BIN, 'serve', '--home', home, '--listen', '127.0.0.1:0'], { env, stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      const ready = () => {
+        try {
+          return markOf(marks, 'ready') !== undefined;
+        } catch {
+          return false; // not written yet, or a line half written
+        }
+      };
+      await waitFor(ready, 'the start read the home', 20_000, 20);
+      assert.equal(codeState(marks), 'off', 'it ran from the script bundle');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const loaded = readFileSync(out, 'utf8').split('\n').filter(Boolean);
+    assert.ok(loaded.length > 0, `the probe ran (${out})`);
+    // What every Node process loads (utils, assert, loader); an import() or an ES module entry adds translators, module_job, …
+    assert.deepEqual(
+      loaded.filter((m) => /esm\/(translators|module_job|load|resolve)$/.test(m)),
+      [],
+      `ES module internals loaded: ${loaded.join(', ')}`,
+    );
   } finally {
     s.done();
     rmSync(path.dirname(home), { recursive: true, force: true });
