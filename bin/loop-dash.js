@@ -23,8 +23,10 @@ const here = (rel) => path.join(__dirname, rel);
 const main = here('../dist/src/cli/main.js');
 const bundle = here('../dist/src/cli/main.bundle.mjs');
 const script = here('../dist/src/cli/main.script.cjs');
-// defaultCacheDir (src/readers/cache-dir.ts) as CommonJS, built beside the script.
+// Built beside the script as CommonJS: defaultCacheDir (src/readers/cache-dir.ts) and
+// yoga-layout's loader (`yoga-layout/load`), which the script leaves out (scripts/bundle.mjs).
 const cacheDirModule = here('../dist/src/cli/cache-dir.cjs');
+const yogaModule = here('../dist/src/cli/yoga.cjs');
 if (!existsSync(main)) {
   process.stderr.write('loop-dash: not built yet — run `npm install && npm run build` in the loop-dash checkout.\n');
   process.exit(2);
@@ -89,6 +91,10 @@ function loadScript() {
   let written = false;
   globalThis[Symbol.for('loop-dash.launcher')] = {
     codeCache: state,
+    async preloadInk() {
+      const key = Symbol.for('loop-dash.yoga');
+      globalThis[key] ??= await require(yogaModule).loadYoga();
+    },
     startComplete() {
       if (state === 'off' || state === 'used' || written) return;
       written = true;
@@ -112,6 +118,6 @@ function loadScript() {
 
 const usable = (file) => !process.env.LOOP_DASH_NO_BUNDLE && (process.env.LOOP_DASH_BUNDLE ? existsSync(file) : fresh(file));
 (async () => {
-  const { run } = !process.env.LOOP_DASH_NO_SCRIPT && usable(script) && existsSync(cacheDirModule) ? loadScript() : await import(pathToFileURL(usable(bundle) ? bundle : main).href);
+  const { run } = !process.env.LOOP_DASH_NO_SCRIPT && usable(script) && existsSync(cacheDirModule) && existsSync(yogaModule) ? loadScript() : await import(pathToFileURL(usable(bundle) ? bundle : main).href);
   process.exitCode = await run(process.argv);
 })();

@@ -70,8 +70,8 @@ const zodEnglishOnly = {
 
 /**
  * In the script bundle, `yoga-layout` (whose index awaits at its top level, which a script cannot)
- * is what `yoga-layout/load`, bundled in the script too, loaded before Ink is first imported
- * (preloadInk, src/app/launcher.ts).
+ * is what bin/loop-dash.js loaded with `yoga-layout/load` (yoga.cjs, below) before Ink is first
+ * imported (src/app/launcher.ts).
  */
 const yogaFromLauncher = {
   name: 'yoga-from-launcher',
@@ -149,11 +149,14 @@ for (const name of readdirSync(path.dirname(outfile))) if (/^chunk-[A-Z0-9]+\.mj
 await esbuild.build({ ...common, entryPoints: { 'main.bundle': entry }, outdir: path.dirname(outfile), splitting: true, outExtension: { '.js': '.mjs' }, chunkNames: 'chunk-[hash]' });
 await esbuild.build({ ...common, entryPoints: [workerEntry], outfile: workerOutfile });
 // The same CLI as one classic script for bin/loop-dash.js to compile with V8's code cache (ESM
-// has no code cache on Node 20), yoga-layout's index (its top-level await) left out for its
-// loader (yogaFromLauncher); and the bin's one import, the cache directory, as CommonJS beside
-// it: a start then loads no ES module at all. If the script cannot be built (a library that awaits
-// at its top level), neither is kept and the bin runs the ES module bundle.
+// has no code cache on Node 20), yoga-layout left out (yogaFromLauncher); and what the bin loads
+// besides, as CommonJS beside it — the cache directory, and yoga-layout's `load` entry (no
+// top-level await; its 96 KB of base64 WebAssembly kept out of the script and so of V8's code
+// cache, which would copy it): a start then loads no ES module at all. If the script cannot be
+// built (a library that awaits at its top level), none is kept and the bin runs the ES module
+// bundle.
 const cacheDirOutfile = path.join(path.dirname(outfile), 'cache-dir.cjs');
+const yogaOutfile = path.join(path.dirname(outfile), 'yoga.cjs');
 // A yoga.bundle.mjs of an earlier build (yoga-layout was loaded on its own then) goes.
 rmSync(path.join(path.dirname(outfile), 'yoga.bundle.mjs'), { force: true });
 rmSync(path.join(path.dirname(outfile), 'yoga.bundle.mjs.map'), { force: true });
@@ -164,15 +167,17 @@ try {
     outfile: scriptOutfile,
     format: 'cjs',
     banner: {},
-    plugins: [stubDevtools, yogaWithoutFetch, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait, minifiedLibraries],
+    plugins: [stubDevtools, zodEnglishOnly, yogaFromLauncher, inkWithoutTopLevelAwait, minifiedLibraries],
     define: { ...common.define, 'import.meta.url': '__ldImportMetaUrl' },
     // No import() in a script compiled by vm (it would need --experimental-vm-modules): require.
     supported: { 'dynamic-import': false },
     logLevel: 'silent',
   });
   await esbuild.build({ ...common, entryPoints: [path.join(root, 'dist', 'src', 'readers', 'cache-dir.js')], outfile: cacheDirOutfile, format: 'cjs', banner: {}, sourcemap: false });
+  // Yoga's loader reads `import.meta.url` only to find a .wasm file, which its inline data needs not.
+  await esbuild.build({ ...common, entryPoints: ['yoga-layout/load'], outfile: yogaOutfile, format: 'cjs', banner: {}, sourcemap: false, define: { ...common.define, 'import.meta.url': '""' } });
 } catch (err) {
-  for (const f of [scriptOutfile, `${scriptOutfile}.map`, cacheDirOutfile]) rmSync(f, { force: true });
+  for (const f of [scriptOutfile, `${scriptOutfile}.map`, cacheDirOutfile, yogaOutfile]) rmSync(f, { force: true });
   const why = err?.errors?.length ? err.errors.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`).join('; ') : String(err?.message ?? err);
   console.error(`bundle: no script bundle (${why}); bin/loop-dash.js will run the ES module bundle`);
 }

@@ -3,9 +3,9 @@
  * (dist/src/cli/main.script.cjs, compiled with V8's code cache: see the bin and
  * docs/PERFORMANCE.md). Without the bin (tests, the compiled modules) every hook is a no-op.
  *
- * - preloadInk (no hook): the script bundle's yoga-layout is what its loader (`yoga-layout/load`,
- *   bundled too) made before Ink is first imported: yoga's index awaits at its top level, which a
- *   script cannot (scripts/bundle.mjs).
+ * - `preloadInk`: the script bundle holds Ink but not yoga-layout (its index awaits at its top
+ *   level, which a script cannot); the bin loads it (`yoga.cjs` beside the script: its
+ *   `yoga-layout/load` entry as CommonJS) before Ink is first imported.
  * - `startComplete`: the start's reads are done (the live store's start, just before V8's flags
  *   go back to their defaults: tiering.ts); the bin writes V8's code cache of what the start
  *   compiled if it had none it could use (once per process). V8 rejects a cache made under
@@ -14,12 +14,11 @@
 export interface LauncherHooks {
   /** Whether the script was compiled with a code cache: used, rejected by V8, none yet, or off (LOOP_DASH_NO_CODE_CACHE). */
   codeCache?: 'used' | 'rejected' | 'none' | 'off';
+  preloadInk?(): Promise<void>;
   startComplete?(): void;
 }
 
 const KEY = Symbol.for('loop-dash.launcher');
-/** Where the script bundle's yoga-layout is (scripts/bundle.mjs, yogaFromLauncher). */
-const YOGA = Symbol.for('loop-dash.yoga');
 
 function hooks(): LauncherHooks | undefined {
   return (globalThis as { [KEY]?: LauncherHooks })[KEY];
@@ -30,11 +29,9 @@ export function codeCacheState(): LauncherHooks['codeCache'] | null {
   return hooks()?.codeCache ?? null;
 }
 
-/** Before `import('ink')`: from the script bundle, yoga-layout (the bundle's stand-in for it reads it). */
+/** Before `import('ink')`: what Ink needs that the bin loads. */
 export async function preloadInk(): Promise<void> {
-  if (!hooks()) return; // the modules and the ES module bundle import yoga-layout themselves
-  const g = globalThis as { [YOGA]?: unknown };
-  g[YOGA] ??= await (await import('yoga-layout/load')).loadYoga();
+  await hooks()?.preloadInk?.();
 }
 
 /** The start's reads are done, V8's flags not yet changed back (tiering.ts restoreInterruptBudget calls it). */
