@@ -3,6 +3,7 @@
  * Pure: same state and `now` give the same snapshot.
  */
 import { sessionIdFromName } from '../readers/session-path.js';
+import { compareText } from './text-order.js';
 import path from 'node:path';
 import type { Checkpoint } from '../contract/checkpoint.js';
 import { stateLogPathFromReport } from '../contract/paths.js';
@@ -898,8 +899,8 @@ function sortViews(views: SessionView[]): void {
   for (let i = 0; i < keyed.length; i++) views[i] = keyed[i]!.v;
 }
 
-/** By name, then session id: the tie-break of every row order. */
-export const byName = (a: SessionView, b: SessionView) => a.name.localeCompare(b.name) || a.session.localeCompare(b.session);
+/** By name, then session id: the tie-break of every row order (`localeCompare`'s order: text-order.ts). */
+export const byName = (a: SessionView, b: SessionView) => compareText(a.name, b.name) || compareText(a.session, b.session);
 
 /** Rows nearest to being cut first; then live before idle; then by name. */
 export function compareViews(a: SessionView, b: SessionView): number {

@@ -5,6 +5,7 @@
  * shown. Pure; shared by the TUI table and the plain `status` table.
  */
 import type { SessionView } from '../model/snapshot.js';
+import { compareText } from '../model/text-order.js';
 
 /** The label of this machine's homes next to remote ones. */
 export const LOCAL = 'local';
@@ -30,7 +31,7 @@ export function groupByHome<T extends SessionView>(roots: readonly T[], labels: 
   };
   return roots
     .map((r, i) => ({ r, i, k: rank(r) }))
-    .sort((x, y) => x.k.remote - y.k.remote || x.k.label.localeCompare(y.k.label) || (x.k.key < y.k.key ? -1 : x.k.key > y.k.key ? 1 : 0) || x.i - y.i)
+    .sort((x, y) => x.k.remote - y.k.remote || compareText(x.k.label, y.k.label) || (x.k.key < y.k.key ? -1 : x.k.key > y.k.key ? 1 : 0) || x.i - y.i)
     .map((x) => x.r);
 }
 
