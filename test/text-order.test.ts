@@ -26,6 +26,9 @@ test('compareText agrees with localeCompare on random strings (fast set and arou
   const any = fc.oneof(fast, fc.constantFrom('_', ' ', 'é', 'É', '\u0000', '~', ':', 'ß', '\u0301'));
   const str = (ch: fc.Arbitrary<string>) => fc.array(ch, { maxLength: 8 }).map((cs) => cs.join(''));
   fc.assert(fc.property(str(fast), str(fast), (a, b) => agree(a, b)), { numRuns: 20_000 });
+  // Lowercase only (session ids, most names): compareText's first branch.
+  const lower = fc.constantFrom(...'-./0123456789abcdefghijklmnopqrstuvwxyz'.split(''));
+  fc.assert(fc.property(str(lower), str(lower), (a, b) => agree(a, b)), { numRuns: 10_000 });
   // Shared prefixes, so the case and length rules are reached often.
   fc.assert(fc.property(str(fast), str(fast), str(fast), (p, a, b) => agree(p + a, p + b)), { numRuns: 20_000 });
   fc.assert(fc.property(str(any), str(any), (a, b) => agree(a, b)), { numRuns: 5_000 });
