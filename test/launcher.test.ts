@@ -20,9 +20,18 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'loop-dash.js');
 const SCRIPT = path.join(ROOT, 'dist', 'src', 'cli', 'main.script.cjs');
 
-function scratch(): { cacheDir: string; marks: (n: string) => string; done(): void } {
+function scratch(): { dir: string; cacheDir: string; marks: (n: string) => string; done(): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-launcher-'));
-  return { cacheDir: path.join(dir, 'cache'), marks: (n) => path.join(dir, `${n}.jsonl`), done: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, cacheDir: path.join(dir, 'cache'), marks: (n) => path.join(dir, `${n}.jsonl`), done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A home of one root session with a valid checkpoint (every value answered by the fast path). */
+function oneRootHome(): string {
+  const home = tempHome();
+  const t0 = Date.parse('2026-11-30T10:00:00Z');
+  writeRootSession(home, { id: 'r1', cwd: '/work/r1', at: t0, lines: [assistantEntry(t0 + 500)] });
+  writeFileSync(checkpointPath(home, 'r1'), checkpointText('r1'));
+  return home;
 }
 
 /** The first mark `ev` in a timing file. */
@@ -68,11 +77,8 @@ test('the script bundle is built, and runs from it are told apart from the compi
 
 test('the code cache: written by a start that had none, used by the next, ignored when it names another build or is damaged', async () => {
   const s = scratch();
-  const home = tempHome();
+  const home = oneRootHome();
   try {
-    const t0 = Date.parse('2026-11-30T10:00:00Z');
-    writeRootSession(home, { id: 'r1', cwd: '/work/r1', at: t0, lines: [assistantEntry(t0 + 500)] });
-    writeFileSync(checkpointPath(home, 'r1'), checkpointText('r1'));
     const cacheFile = path.join(s.cacheDir, 'code', 'main.script.v8');
     const env = (marks: string): NodeJS.ProcessEnv => ({ LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks });
     const expected = version({ LOOP_DASH_NO_BUNDLE: '1' });
@@ -126,14 +132,11 @@ test('the code cache: written by a start that had none, used by the next, ignore
 
 test('a start from the script bundle loads no ES module (Node loads its ES module loader only for an import)', async () => {
   const s = scratch();
-  const home = tempHome();
+  const home = oneRootHome();
   try {
-    const t0 = Date.parse('2026-11-30T10:00:00Z');
-    writeRootSession(home, { id: 'r1', cwd: '/work/r1', at: t0, lines: [assistantEntry(t0 + 500)] });
-    writeFileSync(checkpointPath(home, 'r1'), checkpointText('r1'));
     // Preloaded into the start: at SIGTERM it writes the ES module internals Node loaded.
-    const probe = path.join(path.dirname(s.cacheDir), 'esm-probe.cjs');
-    const out = path.join(path.dirname(s.cacheDir), 'esm.txt');
+    const probe = path.join(s.dir, 'esm-probe.cjs');
+    const out = path.join(s.dir, 'esm.txt');
     writeFileSync(
       probe,
       `process.on('SIGTERM', () => { require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.filter((m) => m.includes('/esm/')).join('\\n')); process.exit(0); });\n`,
@@ -144,14 +147,8 @@ test('a start from the script bundle loads no ES module (Node loads its ES modul
     const child = spawn(process.execPath, ['-r', probe, BIN, 'serve', '--home', home, '--listen', '127.0.0.1:0'], { env, stdio: 'ignore' });
     const exited = new Promise((r) => child.once('exit', r));
     try {
-      const ready = () => {
-        try {
-          return markOf(marks, 'ready') !== undefined;
-        } catch {
-          return false; // not written yet, or a line half written
-        }
-      };
-      await waitFor(ready, 'the start read the home', 20_000, 20);
+      // waitFor retries while the marks file is missing or a line half written (markOf throws).
+      await waitFor(() => markOf(marks, 'ready'), 'the start read the home', 20_000, 20);
       assert.equal(codeState(marks), 'off', 'it ran from the script bundle');
     } finally {
       child.kill('SIGTERM');
