@@ -12,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -479,6 +479,78 @@ test('an incident is cached without the raw fields its record says, and a warm s
   const warm = rawOf(warmBatches);
   assert.equal(warmBatches.flat().filter((e) => e.type === 'incident').length, Object.keys(shapes).length);
   for (const [name, body] of Object.entries(shapes)) assert.equal(warm.get(name), JSON.stringify(body), `${name}: a warm start shows the raw fields as the cache remembers them, as written`);
+});
+
+test('a warm start takes the stats of the incidents in a directory unchanged since the cache recorded it from the cache (no stat call); a file renamed over one is seen; one rewritten in place is seen by the first sweep', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-dirs-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  const top = path.join(home, 'incidents');
+  const request = path.join(top, 'request');
+  mkdirSync(request, { recursive: true });
+  const at = '2026-11-30T11:00:00.000Z';
+  const body = (session: string, attempt: number) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at, home, cwd: '/work/a', attempt });
+  for (let i = 0; i < 6; i++) {
+    writeFileSync(path.join(top, `s${i}-top.json`), body(`s${i}`, 1));
+    writeFileSync(path.join(request, `s${i}-req.json`), body(`s${i}`, 1));
+  }
+  const cacheDir = path.join(base, 'cache');
+  // The directories were just made: a clock a minute ahead lets their stat be recorded (it must be RACY_DIR_MS old).
+  const now = () => Date.now() + 60_000;
+  const incidentFiles = (dir: string) => readdirSync(dir).filter((n) => n.endsWith('.json')).map((n) => path.join(dir, n));
+  /** A start (then stop): the incidents it emitted in order, and the paths statSync was asked for meanwhile. */
+  const startOnce = async (more: Partial<HomeReaderOptions> = {}) => {
+    const emitted: { file: string; attempt: unknown }[] = [];
+    const statted = new Set<string>();
+    // home-walk.ts calls fs.statSync through the module object: counted here.
+    const mutable = fs as { statSync: typeof fs.statSync };
+    const statSync = fs.statSync;
+    mutable.statSync = ((file: fs.PathLike, opts?: fs.StatSyncOptions) => (statted.add(String(file)), statSync(file, opts))) as typeof fs.statSync;
+    const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'incident' && emitted.push({ file: e.record.file, attempt: e.record.attempt })), watch: false, now, host: 'test-host', cacheDir, ...more });
+    try {
+      await reader.start();
+    } finally {
+      mutable.statSync = statSync;
+      await reader.stop();
+    }
+    return { emitted, statted };
+  };
+  const all = [...incidentFiles(top), ...incidentFiles(request)];
+
+  const cold = await startOnce();
+  assert.deepEqual(cold.emitted.map((e) => e.file).sort(), [...all].sort(), 'a cold start reads every incident');
+  for (const f of all) assert.ok(cold.statted.has(f), `a cold start stats ${path.basename(f)}`);
+  for (const dir of [top, request]) assert.deepEqual(await cachedEntry(cacheDir, home, dir + path.sep), { k: 'dir', ino: statSync(dir).ino, ctimeMs: statSync(dir).ctimeMs }, `${path.relative(home, dir)} recorded`);
+
+  const warm = await startOnce();
+  assert.deepEqual(new Map(warm.emitted.map((e) => [e.file, e.attempt])), new Map(cold.emitted.map((e) => [e.file, e.attempt])), 'a warm start shows the same incidents');
+  for (const f of all) assert.ok(!warm.statted.has(f), `a warm start takes the stat of ${path.basename(f)} from the cache`);
+  assert.ok(warm.statted.has(top) && warm.statted.has(request), 'the directories themselves are stat\'ed');
+
+  // A file renamed over one in request/ (its ctime changes): every file there is stat'ed, the new
+  // content is shown; the other directory is still answered from the cache.
+  const replaced = path.join(request, 's2-req.json');
+  writeFileSync(replaced + '.tmp', body('s2', 7));
+  renameSync(replaced + '.tmp', replaced);
+  const renamed = await startOnce();
+  for (const f of incidentFiles(request)) assert.ok(renamed.statted.has(f), `${path.basename(f)} stat'ed after the rename`);
+  for (const f of incidentFiles(top)) assert.ok(!renamed.statted.has(f), `${path.basename(f)} still from the cache`);
+  assert.equal(renamed.emitted.find((e) => e.file === replaced)?.attempt, 7, 'the renamed file is read again');
+  // A file created there: seen by the listing (read, stat'ed) although its directory was recorded.
+  const created = path.join(top, 's9-top.json');
+  writeFileSync(created, body('s9', 1));
+  const withNew = await startOnce();
+  assert.equal(withNew.emitted.find((e) => e.file === created)?.attempt, 1, 'the new file is read');
+
+  // Rewritten in place while the dashboard was closed (incident files are not, SPEC §3.2): the
+  // start shows the cached record, and its first backstop sweep (at once with a fixed interval)
+  // stats every file and reads the new content.
+  await startOnce(); // records top/ as it is now (the new file changed its ctime)
+  const inPlace = path.join(top, 's3-top.json');
+  writeFileSync(inPlace, body('s3', 12345));
+  const swept = await startOnce({ watch: true, reconcileMs: 60_000 });
+  const seen = swept.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt);
+  assert.deepEqual(seen, [1, 12345], 'the cached record first, then the sweep\'s read');
 });
 
 test('compactIncidentRaw then expandIncidentRaw gives back the raw fields exactly, key order included, whatever their order and values (property)', () => {

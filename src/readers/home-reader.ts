@@ -4,14 +4,14 @@
  * makes us read the file to its end and re-check ~75 ms later — and a slow reconcile sweep that
  * catches anything the watcher missed. Directories are watched, not files (watch-backend.ts).
  */
-import { promises as fsp, statSync } from 'node:fs';
+import { promises as fsp, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/paths.js';
 import { compactIncidentRaw, expandIncidentRaw } from './incident-file.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
-import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type FoundFile, type WalkRoot } from './home-walk.js';
+import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type FoundFile, type KnownStat, type WalkRoot } from './home-walk.js';
 import { readAck, JournalReader } from './journal.js';
 import { LivenessLinks } from './liveness-links.js';
 import { COALESCE_MS, Periodic } from './periodic.js';
@@ -192,6 +192,20 @@ interface CachedSmallFile {
   rawOmitted?: number;
 }
 
+/**
+ * An incident directory as a start found it (keyed by its path inside the home and a separator):
+ * while it has this inode and ctime, no file in it was created, removed or renamed since, and a
+ * warm start takes the stats of the incident files the cache holds there from the cache
+ * (HomeReader.knownIncidentStats).
+ */
+interface CachedDir {
+  k: 'dir';
+  ino: number;
+  ctimeMs: number;
+}
+
+type CacheEntry = CachedSessionFile | CachedSmallFile | CachedDir;
+
 interface Known {
   kind: ArtifactKind | 'state-log';
   size: number;
@@ -243,7 +257,14 @@ export class HomeReader {
   private reconcileKick: NodeJS.Timeout | null = null;
   private stopped = false;
   private homeExists = false;
-  private cache: SessionCache<CachedSessionFile | CachedSmallFile> | null = null;
+  private cache: SessionCache<CacheEntry> | null = null;
+  /**
+   * The incident directories this start walked, as they are to be recorded in the cache once every
+   * file in them is answered (null: changed too recently to be recorded).
+   */
+  private readonly incidentDirs = new Map<string, CachedDir | null>();
+  /** The keys of the directories recorded in the cache (kept by its pruning). */
+  private readonly recordedDirs = new Set<string>();
   /** Sessions whose cache entry is out of date. */
   private readonly cacheDirty = new Set<string>();
   private cacheSaving: Promise<void> | null = null;
@@ -352,9 +373,9 @@ export class HomeReader {
     prime(sessions);
     this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
     this.opts.onStage('listed');
-    const more = async (roots: readonly WalkRoot[]) => {
+    const more = async (roots: readonly WalkRoot[], knownStats?: (dir: string, own: Stats) => KnownStat | null) => {
       const t0 = performance.now();
-      const r = listed.homeExists ? await walkHome(this.home, { onDir, roots, top: false }) : { files: [], dirs: [], problems: [] };
+      const r = listed.homeExists ? await walkHome(this.home, { onDir, roots, top: false, ...(knownStats ? { knownStats } : {}) }) : { files: [], dirs: [], problems: [] };
       walkMs += performance.now() - t0;
       return r;
     };
@@ -369,7 +390,7 @@ export class HomeReader {
     };
     if (this.opts.cacheDir) {
       // Only the cache's front (the checkpoints' records, ~1 MB of a big home's ~8 MB) now.
-      this.cache = await SessionCache.open<CachedSessionFile | CachedSmallFile>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isCheckpointEntry);
+      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isCheckpointEntry);
       this.cache.onChange = (wasChanged) => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
     }
     // The checkpoints drawn with the list, so the first frame shows the live requests' clocks: the
@@ -432,7 +453,7 @@ export class HomeReader {
     let job = workerSessions.length > 0 ? readJob(workerSessions, true) : null;
     this.readJob = job;
 
-    const later = await more(LATER_ROOTS);
+    const later = await more(LATER_ROOTS, (dir, own) => this.knownIncidentStats(dir, own));
     this.walkMs = walkMs;
     const walk = { files: [...listed.files, ...live.files, ...later.files], dirs: [...listed.dirs, ...live.dirs, ...later.dirs], problems: [...listed.problems, ...live.problems, ...later.problems] };
     // Each step below runs over every file or directory of the home: the loop gets a turn between.
@@ -512,6 +533,8 @@ export class HomeReader {
       else await this.readOne(f.file, kind, f);
       await this.breathe();
     }
+    // Every incident the walk found is answered: the directories' stats hold for the next start.
+    this.recordIncidentDirs();
     for (const kind of ['journal', 'ack'] as const) {
       for (const f of byKind(kind)) {
         await this.readOne(f.file, kind, f);
@@ -694,7 +717,7 @@ export class HomeReader {
       if (this.prunePending) {
         this.prunePending = false;
         // What the reader knows now: the walk's files and those found since (gone ones were dropped as seen).
-        cache.retain(this.known.keys());
+        cache.retain([...this.known.keys(), ...this.recordedDirs]);
       }
       await cache.save();
     })().finally(() => {
@@ -1068,7 +1091,7 @@ export class HomeReader {
   /** The cached record of a small file whose walk stat (size, mtime, inode) is the one it was cached with. */
   private cacheHit<T>(file: string, kind: ArtifactKind, found: FoundFile | undefined): SmallFileRead<T> | null {
     const c = found ? this.cache?.get(file) : undefined;
-    if (!found || !c || !('k' in c) || c.kind !== kind || c.size !== found.size || c.mtimeMs !== found.mtimeMs || c.ino !== found.ino) return null;
+    if (!found || !c || !('k' in c) || c.k !== 'small' || c.kind !== kind || c.size !== found.size || c.mtimeMs !== found.mtimeMs || c.ino !== found.ino) return null;
     // Written without its file and home (the key says them): they are added to the record as
     // deserialised (not to a copy: a warm start of a big home takes ~7 000 records from the cache),
     // which the cache and the model then share.
@@ -1083,6 +1106,45 @@ export class HomeReader {
       }
     }
     return { record: c.record as T, warnings: [], missing: false, transient: false, mtimeMs: found.mtimeMs };
+  }
+
+  /**
+   * A start's walk of `incidents/`: in a directory unchanged since the cache recorded it (same
+   * inode and ctime: creating, removing or renaming a file there changes its ctime), an incident
+   * file the cache holds a clean read of takes its stat from the cache, not from a stat call
+   * (the big home's 5 000 incidents: ~5–9 µs each, plus the Stats object). The directory is still
+   * listed, so a name the cache does not know is stat'ed and read. Incident files are written in
+   * one go and not rewritten (SPEC §3.2); one rewritten in place while the dashboard was closed is
+   * found by the first backstop sweep, which stats every file (`reconcile`).
+   * The directory's stat is recorded once the start has answered every file in it
+   * (`recordIncidentDirs`), and only when its last change is RACY_DIR_MS old: a change within the
+   * same tick of the file system's clock would leave its ctime as recorded.
+   */
+  private knownIncidentStats(dir: string, own: Stats): KnownStat | null {
+    const cache = this.cache;
+    const root = homePaths(this.home).incidents;
+    if (!cache || (dir !== root && !dir.startsWith(root + path.sep))) return null;
+    this.incidentDirs.set(dir, own.ctimeMs < this.opts.now() - RACY_DIR_MS ? { k: 'dir', ino: own.ino, ctimeMs: own.ctimeMs } : null);
+    const recorded = cache.get(dir + path.sep);
+    if (!recorded || !('k' in recorded) || recorded.k !== 'dir' || recorded.ino !== own.ino || recorded.ctimeMs !== own.ctimeMs) return null;
+    return (file, kind) => {
+      if (kind !== 'incident') return undefined;
+      const c = cache.get(file);
+      return c && 'k' in c && c.k === 'small' && c.kind === 'incident' ? c : undefined;
+    };
+  }
+
+  /** Records the incident directories the start walked (see knownIncidentStats); one whose stat is not recorded is forgotten. */
+  private recordIncidentDirs(): void {
+    const cache = this.cache;
+    if (!cache) return;
+    for (const [dir, seen] of this.incidentDirs) {
+      const key = dir + path.sep;
+      const recorded = cache.get(key);
+      if (!seen) cache.delete(key);
+      else if (!recorded || !('k' in recorded) || recorded.k !== 'dir' || recorded.ino !== seen.ino || recorded.ctimeMs !== seen.ctimeMs) cache.set(key, seen);
+      if (seen) this.recordedDirs.add(key);
+    }
   }
 
   /** A clean read is remembered with the walk's stat; anything else forgotten. */
@@ -1370,8 +1432,8 @@ export async function loadHomeOnce(home: string, opts: { now?: () => number; hos
  * A small file's record is written without its file and home (the key says them); an incident's
  * also without the raw fields its record says (incident-file.ts compactIncidentRaw).
  */
-function compactEntry(e: CachedSessionFile | CachedSmallFile): CachedSessionFile | CachedSmallFile {
-  if (!('k' in e)) return e;
+function compactEntry(e: CacheEntry): CacheEntry {
+  if (!('k' in e) || e.k === 'dir') return e;
   // Still as loaded (not taken up since): already compact.
   if (e.rawOmitted) return e;
   const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
@@ -1381,9 +1443,12 @@ function compactEntry(e: CachedSessionFile | CachedSmallFile): CachedSessionFile
 }
 
 /** The cache's front: what a warm start draws with the session list. */
-function isCheckpointEntry(e: CachedSessionFile | CachedSmallFile): boolean {
-  return 'k' in e && e.kind === 'checkpoint';
+function isCheckpointEntry(e: CacheEntry): boolean {
+  return 'k' in e && e.k === 'small' && e.kind === 'checkpoint';
 }
+
+/** How old a directory's last change must be for its stat to be recorded (see knownIncidentStats). */
+const RACY_DIR_MS = 2_000;
 
 /** How long a start waits for its `afterList` promise at most. */
 const AFTER_LIST_WAIT_MS = 1_000;

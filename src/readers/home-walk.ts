@@ -69,7 +69,16 @@ export interface WalkOptions {
    * passes ({@link LIST_ROOTS}, {@link LIVE_ROOTS}, {@link LATER_ROOTS}); only the first needs them.
    */
   top?: boolean;
+  /**
+   * Stats that may be taken as known instead of asked for: called with each directory under a walk
+   * root and its own stat (taken before it is listed), it gives, per file listed there, the stat
+   * to use, or undefined (the file is stat'ed). Null: every file there is stat'ed.
+   */
+  knownStats?: (dir: string, own: Stats) => KnownStat | null;
 }
+
+/** See {@link WalkOptions.knownStats}. */
+export type KnownStat = (file: string, kind: ArtifactKind) => Pick<FoundFile, 'size' | 'mtimeMs' | 'ino'> | undefined;
 
 /** The directories a walk descends into, relative to the home; everything else is ignored. */
 export const WALK_ROOTS = ['sessions', 'loop-dash', 'incidents', 'tmp/async-subagent-runs', 'loop-wait'] as const;
@@ -92,8 +101,9 @@ export async function walkHome(home: string, opts: WalkOptions = {}): Promise<Wa
   const dirs: { dir: string; ino: number }[] = [];
   const problems: { file: string; message: string }[] = [];
   const onDir = opts.onDir ?? (() => undefined);
+  const known = opts.knownStats ?? null;
   if (opts.top === false) {
-    await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, files, dirs, problems);
+    await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, known, files, dirs, problems);
     return { files, dirs, problems, homeExists: true };
   }
   try {
@@ -115,7 +125,7 @@ export async function walkHome(home: string, opts: WalkOptions = {}): Promise<Wa
     const st = await statOrNull(f);
     if (st?.isFile()) files.push({ kind: 'settings', file: f, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
   }
-  await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, files, dirs, problems);
+  await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, known, files, dirs, problems);
   return { files, dirs, problems, homeExists: true };
 }
 
@@ -124,6 +134,7 @@ async function walkRoots(
   home: string,
   roots: readonly WalkRoot[],
   onDir: (dir: string, ino: number) => void,
+  knownStats: ((dir: string, own: Stats) => KnownStat | null) | null,
   files: FoundFile[],
   dirs: { dir: string; ino: number }[],
   problems: { file: string; message: string }[],
@@ -150,6 +161,7 @@ async function walkRoots(
       return;
     }
     if (own) dirs.push({ dir, ino: own.ino });
+    const known = own && knownStats ? knownStats(dir, own) : null;
     const subdirs: string[] = [];
     for (const e of entries) {
       // `dir` is normalised and an entry name is one plain segment: joining is concatenation.
@@ -159,7 +171,7 @@ async function walkRoots(
       } else if (e.isFile()) {
         const kind = classifyPath(home, full);
         if (!kind) continue;
-        const st = statSyncOrNull(full);
+        const st = known?.(full, kind) ?? statSyncOrNull(full);
         if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
         if (slices.due()) await slices.pause();
       } else if (e.isSymbolicLink()) {
