@@ -3,7 +3,7 @@
 // Node 20's runner neither discovers .tsx output nor expands quoted globs, so the list is explicit.
 // TEST_FILTER=substring limits the files (for local iteration).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -28,6 +28,13 @@ if (files.length === 0) {
 }
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'loop-dash-tests-'));
+// The tests' temporary directory (os.tmpdir(): their homes, caches and scratch files, and those of
+// the processes they start) is one directory removed at the end, so a test that does not clean up
+// after itself leaves nothing behind (runs used to leave ~17 MB each in /tmp). Its name is short:
+// a liveness socket in a test home must still fit a socket address (src/contract/paths.ts).
+const testTmp = mkdtempSync(path.join(tmpdir(), 'ldt-'));
+// As open as /tmp itself (sticky, world-writable): some tests run a child as the user nobody in it.
+chmodSync(testTmp, 0o1777);
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 // Timing-sensitive measurements (the soak's event-loop delay) run alone, after everything else,
 // so another test's CPU burst is not counted as the app blocking its own event loop.
@@ -54,12 +61,13 @@ for (const [i, phase] of phases.entries()) {
     ],
     // The dashboards and servers the tests start keep their session cache in the scratch
     // directory, not in the user's ~/.cache (LOOP_DASH_CACHE_DIR; the tmux panes inherit it).
-    { stdio: 'inherit', cwd: root, env: { ...process.env, FORCE_COLOR: '0', LOOP_DASH_CACHE_DIR: path.join(scratch, 'session-cache') } },
+    { stdio: 'inherit', cwd: root, env: { ...process.env, FORCE_COLOR: '0', LOOP_DASH_CACHE_DIR: path.join(scratch, 'session-cache'), TMPDIR: testTmp } },
   );
   if (result.status !== 0) status = result.status ?? 1;
   reports.push(readFileSync(tap, 'utf8'));
 }
 rmSync(scratch, { recursive: true, force: true });
+rmSync(testTmp, { recursive: true, force: true });
 const sum = (name) =>
   reports.reduce((n, report) => n + Number(/^# (\w+) (\d+)$/m.exec(report.split('\n').filter((l) => l.startsWith(`# ${name} `)).pop() ?? '')?.[2] ?? 0), 0);
 const tests = sum('tests');
