@@ -13,6 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -551,6 +552,53 @@ test('a warm start takes the stats of the incidents in a directory unchanged sin
   const swept = await startOnce({ watch: true, reconcileMs: 60_000 });
   const seen = swept.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt);
   assert.deepEqual(seen, [1, 12345], 'the cached record first, then the sweep\'s read');
+});
+
+test('a warm start takes an unchanged state log\'s events from the cache without opening it, with the same model as a read; an appended one is read again', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const logs: string[] = [];
+  const find = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) find(full);
+      else if (/^state-.*\.jsonl$/.test(e.name)) logs.push(full);
+    }
+  };
+  find(manifest.repoDir);
+  assert.ok(logs.length >= 2, `the demo has state logs (${logs.length})`);
+  const cacheDir = path.join(base, 'cache-logs');
+  /** A start's model, and the state logs it opened (fs.openSync counted; small-jsonl.ts imports it by name). */
+  const start = async (more: Partial<HomeReaderOptions> = {}) => {
+    const opened = new Set<string>();
+    const mutable = fs as { openSync: typeof fs.openSync };
+    const openSync = fs.openSync;
+    mutable.openSync = ((file: fs.PathLike, ...rest: unknown[]) => (opened.add(String(file)), (openSync as (...a: unknown[]) => number)(file, ...rest))) as typeof fs.openSync;
+    syncBuiltinESMExports();
+    try {
+      return { model: await modelAfterStart(manifest.home, more), opened: logs.filter((f) => opened.has(f)) };
+    } finally {
+      mutable.openSync = openSync;
+      syncBuiltinESMExports();
+    }
+  };
+  const uncached = await start();
+  // The logs of the roots whose continuation names a report (not every demo root's).
+  const followed = uncached.opened;
+  assert.ok(followed.length >= 2, `a start without a cache reads the state logs (${followed.length} of ${logs.length})`);
+  const cold = await start({ cacheDir });
+  assert.deepEqual(cold.model, uncached.model);
+  const warm = await start({ cacheDir });
+  assert.deepEqual(warm.opened, [], 'a warm start opens no unchanged state log');
+  assert.deepEqual(warm.model, uncached.model, 'and has the model a read gives');
+
+  // An event appended to one: that log is read again (in full), the others still come from the cache.
+  const grown = followed[0]!;
+  writeFileSync(grown, JSON.stringify({ v: 1, seq: 999, ts: '2026-11-30T11:59:00Z', ev: 'heartbeat', by: 'root', at: '2026-11-30T11:59:00Z' }) + '\n', { flag: 'a' });
+  const after = await start({ cacheDir });
+  assert.deepEqual(after.opened, [grown], 'only the appended log is opened');
+  assert.deepEqual(after.model, (await start()).model, 'the model a read gives, with the appended event');
+  const again = await start({ cacheDir });
+  assert.deepEqual(again.opened, [], 'and remembered again');
 });
 
 test('compactIncidentRaw then expandIncidentRaw gives back the raw fields exactly, key order included, whatever their order and values (property)', () => {

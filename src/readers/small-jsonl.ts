@@ -45,6 +45,8 @@ export class JsonlFollower {
   private skipping = false;
   private lineNo = 0;
   private identity: string | null = null;
+  /** The file's mtime at the last read. */
+  private mtimeMs = -1;
 
   constructor(
     readonly file: string,
@@ -59,6 +61,25 @@ export class JsonlFollower {
   /** Bytes of an incomplete last line held back until its newline arrives (0 when none). */
   get pendingBytes(): number {
     return this.partialBytes;
+  }
+
+  /**
+   * Where reading stands, to resume from in a later run: the file's identity (device:inode), the
+   * offset after the last complete line, its number and the file's mtime when it was read. Null
+   * before a read, and while part of a line is held back or skipped.
+   */
+  get position(): { identity: string; offset: number; line: number; mtimeMs: number } | null {
+    if (this.identity === null || this.partialBytes > 0 || this.skipping) return null;
+    return { identity: this.identity, offset: this.offset, line: this.lineNo, mtimeMs: this.mtimeMs };
+  }
+
+  /** Goes on from a {@link position} of an earlier run (the caller checked the file is still as it was then). */
+  resume(at: { identity: string; offset: number; line: number; mtimeMs: number }): void {
+    this.restart(at.identity);
+    this.offset = at.offset;
+    this.partialStart = at.offset;
+    this.lineNo = at.line;
+    this.mtimeMs = at.mtimeMs;
   }
 
   /**
@@ -84,6 +105,7 @@ export class JsonlFollower {
       const st = fstatSync(fd);
       if (!st.isFile()) return { lines: [], reset: false, missing: false, warnings: [fileWarning(this.file, 'not a regular file')] };
       const identity = `${st.dev}:${st.ino}`;
+      this.mtimeMs = st.mtimeMs;
       let reset = false;
       if (this.identity !== identity || st.size < this.offset) {
         reset = this.identity !== null || this.offset > 0;

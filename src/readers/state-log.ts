@@ -44,9 +44,41 @@ export function isResumeEvent(ev: string | { ev: string }): boolean {
 /** Incremental reader of one state log. */
 export class StateLogReader {
   private readonly follower: JsonlFollower;
+  /** Every event read since the file was last (re)started, for the session cache. */
+  private events: StateLogEvent[] = [];
+  /** No line since then had a problem (only a clean log is remembered). */
+  private clean = true;
+  /** Read (or taken from the cache) at least once. */
+  private startedReading = false;
 
   constructor(readonly file: string) {
     this.follower = new JsonlFollower(file);
+  }
+
+  /**
+   * What the session cache may keep of this log (null: nothing, e.g. a line half written or one
+   * with a problem). Its events are this reader's own list, to be copied, not kept.
+   */
+  remembered(): RememberedStateLog | null {
+    const at = this.follower.position;
+    return at && this.clean ? { ...at, events: this.events } : null;
+  }
+
+  /**
+   * Takes what an earlier run remembered as read (the caller checked that the file is the same
+   * file, of the same size and mtime); returns its events, as a first read would have.
+   */
+  adopt(r: RememberedStateLog): StateLogEvent[] {
+    this.follower.resume(r);
+    this.events = r.events.slice();
+    this.clean = true;
+    this.startedReading = true;
+    return r.events;
+  }
+
+  /** Read (or taken from the cache) at least once. */
+  get started(): boolean {
+    return this.startedReading;
   }
 
   /** Bytes of a torn last line waiting for its newline (0 when none). */
@@ -57,6 +89,11 @@ export class StateLogReader {
   /** Events appended since the last call; `reset` when the file shrank, was replaced or vanished. */
   async update(): Promise<{ events: StateLogEvent[]; reset: boolean; missing: boolean; warnings: Warning[] }> {
     const r = await this.follower.update();
+    this.startedReading = true;
+    if (r.reset || r.missing) {
+      this.events = [];
+      this.clean = true;
+    }
     const warnings = [...r.warnings];
     const events: StateLogEvent[] = [];
     for (const { line, offset, value } of r.lines) {
@@ -71,7 +108,36 @@ export class StateLogReader {
         }
       }
       events.push({ file: this.file, line, seq: data.seq ?? null, at, ev: data.ev, by: data.by ?? null, raw: value });
+      // (stateLogEventOf gives the same from the line's JSON alone, for a line read without a warning.)
     }
+    if (warnings.length > 0) this.clean = false;
+    for (const e of events) this.events.push(e);
     return { events, reset: r.reset, missing: r.missing, warnings };
   }
+}
+
+/**
+ * The event a line read without a warning gives (StateLogReader.update), from the line's JSON
+ * alone: its validated fields are the JSON's own then. The session cache keeps only line and JSON.
+ */
+export function stateLogEventOf(file: string, line: number, raw: Record<string, unknown>): StateLogEvent {
+  const ts = raw.ts;
+  return {
+    file,
+    line,
+    seq: (raw.seq as number | null | undefined) ?? null,
+    at: typeof ts === 'string' ? parseStateLogTs(ts) : null,
+    ev: raw.ev as string,
+    by: (raw.by as string | null | undefined) ?? null,
+    raw,
+  };
+}
+
+/** A state log as read: where reading stands (JsonlFollower.position) and every event so far. */
+export interface RememberedStateLog {
+  identity: string;
+  offset: number;
+  line: number;
+  mtimeMs: number;
+  events: StateLogEvent[];
 }
