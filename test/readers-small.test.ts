@@ -9,7 +9,8 @@ import { readJsonFile, readJsonFileSync, type JsonFileResult } from '../src/read
 import fc from 'fast-check';
 import { locateJsonError, parseJsonText } from '../src/readers/json-text.js';
 import { readLaneStatus } from '../src/readers/lane-status.js';
-import { isResumeEvent, StateLogReader, stateLogPathFor } from '../src/readers/state-log.js';
+import { STATE_LOG_KEEP } from '../src/model/reducer.js';
+import { isResumeEvent, StateLogReader, stateLogEventOf, stateLogPathFor } from '../src/readers/state-log.js';
 import { isReceiptStale, readReceipt } from '../src/readers/receipt-file.js';
 import { readHomeSettings } from '../src/readers/settings-file.js';
 import { JournalReader, readAck, readJournal } from '../src/readers/journal.js';
@@ -374,6 +375,52 @@ describe('state log', () => {
     const r = await reader.update();
     assert.equal(r.reset, true);
     assert.deepEqual(r.events.map((e) => e.ev), ['admit', 'gate']);
+  });
+
+  test('remembered and adopted (the session cache): the next run goes on at the right line with nothing twice; the last STATE_LOG_KEEP events kept; nothing remembered while a line is torn or after a bad one', async () => {
+    const home = tmpHome();
+    const file = path.join(home, 'state.jsonl');
+    const events = (n: number, from = 1) => Array.from({ length: n }, (_, i) => line({ v: 1, seq: from + i, ts: '2026-11-30T12:00:00Z', ev: 'heartbeat', by: 'root' })).join('');
+    write(file, events(STATE_LOG_KEEP + 60));
+    const first = new StateLogReader(file);
+    const read = await first.update();
+    const kept = first.remembered();
+    assert.ok(kept);
+    assert.equal(kept.offset, fs.statSync(file).size);
+    assert.equal(kept.line, STATE_LOG_KEEP + 60);
+    assert.deepEqual(kept.events, read.events.slice(-STATE_LOG_KEEP), 'the last STATE_LOG_KEEP events');
+    // What a cache gives back: each event rebuilt from its line and JSON.
+    const again = new StateLogReader(file);
+    const adopted = again.adopt({ ...kept, events: kept.events.map((e) => stateLogEventOf(file, e.line, e.raw)) });
+    assert.deepEqual(adopted, kept.events, 'stateLogEventOf gives the events a read gives');
+    assert.equal(again.started, true);
+    fs.appendFileSync(file, events(2, STATE_LOG_KEEP + 61));
+    const more = await again.update();
+    assert.equal(more.reset, false);
+    assert.deepEqual(more.events.map((e) => [e.line, e.seq]), [[STATE_LOG_KEEP + 61, STATE_LOG_KEEP + 61], [STATE_LOG_KEEP + 62, STATE_LOG_KEEP + 62]], 'only the appended lines, numbered on');
+    assert.deepEqual(again.remembered()?.events.map((e) => e.seq), [...read.events.slice(-STATE_LOG_KEEP + 2), ...more.events].map((e) => e.seq));
+    // Many appends: the reader holds at most twice STATE_LOG_KEEP events.
+    for (let i = 0; i < 5; i++) {
+      fs.appendFileSync(file, events(STATE_LOG_KEEP, 1_000 + i * STATE_LOG_KEEP));
+      await again.update();
+    }
+    assert.equal(again.remembered()?.events.length, STATE_LOG_KEEP);
+    assert.ok((again as unknown as { events: unknown[] }).events.length <= 2 * STATE_LOG_KEEP, 'bounded');
+
+    // A torn last line: nothing to remember until it is complete.
+    fs.appendFileSync(file, '{"v":1,"seq":9999,"ev":"ga');
+    await again.update();
+    assert.equal(again.remembered(), null, 'not while a line is torn');
+    fs.appendFileSync(file, 'te"}\n');
+    await again.update();
+    assert.equal(again.remembered()?.events.at(-1)?.ev, 'gate', 'remembered once it is complete');
+    // A bad line: nothing remembered (a read shows its warning) until the file starts over.
+    fs.appendFileSync(file, 'not json\n');
+    assert.equal((await again.update()).warnings.length, 1);
+    assert.equal(again.remembered(), null, 'not after a line with a problem');
+    fs.writeFileSync(file, events(1));
+    assert.equal((await again.update()).reset, true);
+    assert.equal(again.remembered()?.events.length, 1, 'remembered again once the file started over');
   });
 
   test('state log path from a report', () => {

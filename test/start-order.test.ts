@@ -552,6 +552,14 @@ test('a warm start takes the stats of the incidents in a directory unchanged sin
   const swept = await startOnce({ watch: true, reconcileMs: 60_000 });
   const seen = swept.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt);
   assert.deepEqual(seen, [1, 12345], 'the cached record first, then the sweep\'s read');
+  // The sweep's read (no walk stat to cache it with) dropped the stale entry: the next start stats
+  // the file and reads it, and the one after has it cached again.
+  const next = await startOnce();
+  assert.ok(next.statted.has(inPlace), 'the next start stats the file read by the sweep');
+  assert.deepEqual(next.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt), [12345], 'and shows what it now says');
+  const after = await startOnce();
+  assert.ok(!after.statted.has(inPlace), 'cached again after that');
+  assert.deepEqual(after.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt), [12345]);
 });
 
 test('a warm start takes an unchanged state log\'s events from the cache without opening it, with the same model as a read; an appended one is read again', async (t) => {

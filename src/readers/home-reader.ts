@@ -1102,6 +1102,10 @@ export class HomeReader {
     if (hit) return hit;
     const r = await read();
     this.cacheStore(file, kind, found, r);
+    // Read on a hint or a sweep (no walk stat to remember it with): what the cache holds of it may
+    // be out of date, and a start trusts an incident's entry without a stat while its directory is
+    // unchanged (knownIncidentStats): forgotten, so the next start stats the file and reads it.
+    if (!found && kind === 'incident') this.cache?.delete(file);
     return r;
   }
 

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
-export const SESSION_CACHE_FORMAT = 7;
+export const SESSION_CACHE_FORMAT = 8;
 
 export { defaultCacheDir } from './cache-dir.js';
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { stateLogPathFromReport } from '../contract/paths.js';
 import type { StateLogEvent, Warning } from '../model/types.js';
+import { STATE_LOG_KEEP } from '../model/reducer.js';
 import { isJsonObject } from './json-text.js';
 import { JsonlFollower } from './small-jsonl.js';
 import { validateLenient } from './validate.js';
@@ -44,7 +45,10 @@ export function isResumeEvent(ev: string | { ev: string }): boolean {
 /** Incremental reader of one state log. */
 export class StateLogReader {
   private readonly follower: JsonlFollower;
-  /** Every event read since the file was last (re)started, for the session cache. */
+  /**
+   * The events read since the file was last (re)started, for the session cache: the last
+   * STATE_LOG_KEEP of them at least (the model keeps no more: reducer.ts), at most twice that.
+   */
   private events: StateLogEvent[] = [];
   /** No line since then had a problem (only a clean log is remembered). */
   private clean = true;
@@ -57,11 +61,13 @@ export class StateLogReader {
 
   /**
    * What the session cache may keep of this log (null: nothing, e.g. a line half written or one
-   * with a problem). Its events are this reader's own list, to be copied, not kept.
+   * with a problem): where reading stands and the last STATE_LOG_KEEP events — what the model keeps
+   * of a read of the whole log. Its events may be this reader's own list, to be copied, not kept.
    */
   remembered(): RememberedStateLog | null {
     const at = this.follower.position;
-    return at && this.clean ? { ...at, events: this.events } : null;
+    if (!at || !this.clean) return null;
+    return { ...at, events: this.events.length > STATE_LOG_KEEP ? this.events.slice(this.events.length - STATE_LOG_KEEP) : this.events };
   }
 
   /**
@@ -112,6 +118,7 @@ export class StateLogReader {
     }
     if (warnings.length > 0) this.clean = false;
     for (const e of events) this.events.push(e);
+    if (this.events.length > 2 * STATE_LOG_KEEP) this.events = this.events.slice(this.events.length - STATE_LOG_KEEP);
     return { events, reset: r.reset, missing: r.missing, warnings };
   }
 }
