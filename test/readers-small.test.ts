@@ -391,7 +391,7 @@ describe('state log', () => {
     assert.deepEqual(kept.events, read.events.slice(-STATE_LOG_KEEP), 'the last STATE_LOG_KEEP events');
     // What a cache gives back: each event rebuilt from its line and JSON.
     const again = new StateLogReader(file);
-    const adopted = again.adopt({ ...kept, events: kept.events.map((e) => stateLogEventOf(file, e.line, e.raw)) });
+    const adopted = again.adopt(kept, kept.events.map((e) => stateLogEventOf(file, e.line, e.raw)));
     assert.deepEqual(adopted, kept.events, 'stateLogEventOf gives the events a read gives');
     assert.equal(again.started, true);
     fs.appendFileSync(file, events(2, STATE_LOG_KEEP + 61));

@@ -207,6 +207,24 @@ async function modelAfterStart(home: string, opts: Partial<HomeReaderOptions> = 
   return plain;
 }
 
+/**
+ * Runs `run` with `fs[name]` counting the paths it is called with (ES module named imports of it
+ * follow: syncBuiltinESMExports), and gives back what `run` gave and those paths.
+ */
+async function pathsGivenTo<T>(name: 'statSync' | 'openSync', run: () => Promise<T>): Promise<{ value: T; paths: Set<string> }> {
+  const paths = new Set<string>();
+  const mutable = fs as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const original = mutable[name]!;
+  mutable[name] = (file: unknown, ...rest: unknown[]) => (paths.add(String(file)), original(file, ...rest));
+  syncBuiltinESMExports();
+  try {
+    return { value: await run(), paths };
+  } finally {
+    mutable[name] = original;
+    syncBuiltinESMExports();
+  }
+}
+
 /** What the cache in `cacheDir` now remembers of `file` (all of it loaded), or undefined. */
 async function cachedEntry<T>(cacheDir: string, home: string, file: string): Promise<T | undefined> {
   const cache = await SessionCache.open<T>(cacheDir, home, CACHE_WRITER);
@@ -502,19 +520,13 @@ test('a warm start takes the stats of the incidents in a directory unchanged sin
   /** A start (then stop): the incidents it emitted in order, and the paths statSync was asked for meanwhile. */
   const startOnce = async (more: Partial<HomeReaderOptions> = {}) => {
     const emitted: { file: string; attempt: unknown }[] = [];
-    const statted = new Set<string>();
-    // home-walk.ts calls fs.statSync through the module object: counted here.
-    const mutable = fs as { statSync: typeof fs.statSync };
-    const statSync = fs.statSync;
-    mutable.statSync = ((file: fs.PathLike, opts?: fs.StatSyncOptions) => (statted.add(String(file)), statSync(file, opts))) as typeof fs.statSync;
     const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'incident' && emitted.push({ file: e.record.file, attempt: e.record.attempt })), watch: false, now, host: 'test-host', cacheDir, ...more });
     try {
-      await reader.start();
+      const { paths } = await pathsGivenTo('statSync', () => reader.start());
+      return { emitted, statted: paths };
     } finally {
-      mutable.statSync = statSync;
       await reader.stop();
     }
-    return { emitted, statted };
   };
   const all = [...incidentFiles(top), ...incidentFiles(request)];
 
@@ -577,17 +589,8 @@ test('a warm start takes an unchanged state log\'s events from the cache without
   const cacheDir = path.join(base, 'cache-logs');
   /** A start's model, and the state logs it opened (fs.openSync counted; small-jsonl.ts imports it by name). */
   const start = async (more: Partial<HomeReaderOptions> = {}) => {
-    const opened = new Set<string>();
-    const mutable = fs as { openSync: typeof fs.openSync };
-    const openSync = fs.openSync;
-    mutable.openSync = ((file: fs.PathLike, ...rest: unknown[]) => (opened.add(String(file)), (openSync as (...a: unknown[]) => number)(file, ...rest))) as typeof fs.openSync;
-    syncBuiltinESMExports();
-    try {
-      return { model: await modelAfterStart(manifest.home, more), opened: logs.filter((f) => opened.has(f)) };
-    } finally {
-      mutable.openSync = openSync;
-      syncBuiltinESMExports();
-    }
+    const { value: model, paths } = await pathsGivenTo('openSync', () => modelAfterStart(manifest.home, more));
+    return { model, opened: logs.filter((f) => paths.has(f)) };
   };
   const uncached = await start();
   // The logs of the roots whose continuation names a report (not every demo root's).

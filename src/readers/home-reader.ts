@@ -25,6 +25,7 @@ import { SessionCache } from './session-cache.js';
 import { SessionFileReader, type CachedSessionFile } from './session-file.js';
 import { parseSessionPath } from './session-path.js';
 import { readHomeSettings } from './settings-file.js';
+import type { JsonlPosition } from './small-jsonl.js';
 import { StateLogReader, stateLogEventOf } from './state-log.js';
 import { TimeSlices } from './time-slices.js';
 import { msFromNs } from './time-value.js';
@@ -210,12 +211,8 @@ interface CachedDir {
  * file has the same identity, size and mtime (HomeReader.stateLogFromCache). Each event is kept as
  * its line number and JSON (the rest follows from them: stateLogEventOf).
  */
-interface CachedLog {
+interface CachedLog extends JsonlPosition {
   k: 'log';
-  identity: string;
-  offset: number;
-  line: number;
-  mtimeMs: number;
   lines: number[];
   raws: Record<string, unknown>[];
 }
@@ -279,8 +276,6 @@ export class HomeReader {
    * file in them is answered (null: changed too recently to be recorded).
    */
   private readonly incidentDirs = new Map<string, CachedDir | null>();
-  /** The keys of the directories recorded in the cache (kept by its pruning). */
-  private readonly recordedDirs = new Set<string>();
   /** Sessions whose cache entry is out of date. */
   private readonly cacheDirty = new Set<string>();
   private cacheSaving: Promise<void> | null = null;
@@ -469,7 +464,8 @@ export class HomeReader {
     let job = workerSessions.length > 0 ? readJob(workerSessions, true) : null;
     this.readJob = job;
 
-    const later = await more(LATER_ROOTS, (dir, own) => this.knownIncidentStats(dir, own));
+    const incidents = homePaths(this.home).incidents;
+    const later = await more(LATER_ROOTS, (dir, own) => (dir === incidents || dir.startsWith(incidents + path.sep) ? this.knownIncidentStats(dir, own) : null));
     this.walkMs = walkMs;
     const walk = { files: [...listed.files, ...live.files, ...later.files], dirs: [...listed.dirs, ...live.dirs, ...later.dirs], problems: [...listed.problems, ...live.problems, ...later.problems] };
     // Each step below runs over every file or directory of the home: the loop gets a turn between.
@@ -733,7 +729,7 @@ export class HomeReader {
       if (this.prunePending) {
         this.prunePending = false;
         // What the reader knows now: the walk's files and those found since (gone ones were dropped as seen).
-        cache.retain([...this.known.keys(), ...this.recordedDirs]);
+        cache.retain([...this.known.keys(), ...[...this.incidentDirs].flatMap(([dir, seen]) => (seen ? [dir + path.sep] : []))]);
       }
       await cache.save();
     })().finally(() => {
@@ -1102,10 +1098,6 @@ export class HomeReader {
     if (hit) return hit;
     const r = await read();
     this.cacheStore(file, kind, found, r);
-    // Read on a hint or a sweep (no walk stat to remember it with): what the cache holds of it may
-    // be out of date, and a start trusts an incident's entry without a stat while its directory is
-    // unchanged (knownIncidentStats): forgotten, so the next start stats the file and reads it.
-    if (!found && kind === 'incident') this.cache?.delete(file);
     return r;
   }
 
@@ -1143,11 +1135,9 @@ export class HomeReader {
    */
   private knownIncidentStats(dir: string, own: Stats): KnownStat | null {
     const cache = this.cache;
-    const root = homePaths(this.home).incidents;
-    if (!cache || (dir !== root && !dir.startsWith(root + path.sep))) return null;
+    if (!cache) return null;
     this.incidentDirs.set(dir, own.ctimeMs < this.opts.now() - RACY_DIR_MS ? { k: 'dir', ino: own.ino, ctimeMs: own.ctimeMs } : null);
-    const recorded = cache.get(dir + path.sep);
-    if (!recorded || !('k' in recorded) || recorded.k !== 'dir' || recorded.ino !== own.ino || recorded.ctimeMs !== own.ctimeMs) return null;
+    if (!isRecordedDir(cache.get(dir + path.sep), own)) return null;
     return (file, kind) => {
       if (kind !== 'incident') return undefined;
       const c = cache.get(file);
@@ -1161,10 +1151,8 @@ export class HomeReader {
     if (!cache) return;
     for (const [dir, seen] of this.incidentDirs) {
       const key = dir + path.sep;
-      const recorded = cache.get(key);
       if (!seen) cache.delete(key);
-      else if (!recorded || !('k' in recorded) || recorded.k !== 'dir' || recorded.ino !== seen.ino || recorded.ctimeMs !== seen.ctimeMs) cache.set(key, seen);
-      if (seen) this.recordedDirs.add(key);
+      else if (!isRecordedDir(cache.get(key), seen)) cache.set(key, seen);
     }
   }
 
@@ -1185,7 +1173,7 @@ export class HomeReader {
     }
     if (!st?.isFile() || `${st.dev}:${st.ino}` !== c.identity || st.size !== c.offset || st.mtimeMs !== c.mtimeMs) return null;
     const events = c.lines.map((line, i) => stateLogEventOf(file, line, c.raws[i]!));
-    return { events: reader.adopt({ identity: c.identity, offset: c.offset, line: c.line, mtimeMs: c.mtimeMs, events }), reset: false, missing: false, warnings: [] };
+    return { events: reader.adopt(c, events), reset: false, missing: false, warnings: [] };
   }
 
   /** What a state log's reader has read, into the cache (or out of it, when there is nothing to keep). */
@@ -1200,10 +1188,19 @@ export class HomeReader {
     cache.set(file, { k: 'log', ...at, lines: events.map((e) => e.line), raws: events.map((e) => e.raw) });
   }
 
-  /** A clean read is remembered with the walk's stat; anything else forgotten. */
+  /**
+   * A clean read is remembered with the walk's stat; anything else forgotten. A read on a hint or a
+   * sweep has no walk stat to remember it with: the entry stays, to be checked against the next
+   * start's stat — but an incident's is forgotten, since a start takes its stat from the cache while
+   * its directory is unchanged (knownIncidentStats), so the next start stats the file and reads it.
+   */
   private cacheStore(file: string, kind: ArtifactKind, found: FoundFile | undefined, r: SmallFileRead<unknown>): void {
     const cache = this.cache;
-    if (!cache || !found) return;
+    if (!cache) return;
+    if (!found) {
+      if (kind === 'incident') cache.delete(file);
+      return;
+    }
     if (r.record && r.warnings.length === 0 && !r.transient) cache.set(file, { k: 'small', kind, size: found.size, mtimeMs: found.mtimeMs, ino: found.ino, record: r.record });
     else cache.delete(file);
   }
@@ -1498,6 +1495,11 @@ function compactEntry(e: CacheEntry): CacheEntry {
 /** The cache's front: what a warm start draws with the session list. */
 function isCheckpointEntry(e: CacheEntry): boolean {
   return 'k' in e && e.k === 'small' && e.kind === 'checkpoint';
+}
+
+/** The cache's record of a directory says it has this inode and ctime. */
+function isRecordedDir(entry: CacheEntry | undefined, st: { ino: number; ctimeMs: number }): boolean {
+  return entry !== undefined && 'k' in entry && entry.k === 'dir' && entry.ino === st.ino && entry.ctimeMs === st.ctimeMs;
 }
 
 /** How old a directory's last change must be for its stat to be recorded (see knownIncidentStats). */

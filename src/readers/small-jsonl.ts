@@ -35,6 +35,18 @@ export interface JsonlUpdate {
   warnings: Warning[];
 }
 
+/** Where reading a file stands (JsonlFollower.position): enough to resume in a later run. */
+export interface JsonlPosition {
+  /** The file's device and inode, `dev:ino`. */
+  identity: string;
+  /** The offset after the last complete line. */
+  offset: number;
+  /** That line's number. */
+  line: number;
+  /** The file's mtime when it was read. */
+  mtimeMs: number;
+}
+
 /** Incremental reader of one JSONL file. */
 export class JsonlFollower {
   private offset = 0;
@@ -63,18 +75,14 @@ export class JsonlFollower {
     return this.partialBytes;
   }
 
-  /**
-   * Where reading stands, to resume from in a later run: the file's identity (device:inode), the
-   * offset after the last complete line, its number and the file's mtime when it was read. Null
-   * before a read, and while part of a line is held back or skipped.
-   */
-  get position(): { identity: string; offset: number; line: number; mtimeMs: number } | null {
+  /** Where reading stands; null before a read, and while part of a line is held back or skipped. */
+  get position(): JsonlPosition | null {
     if (this.identity === null || this.partialBytes > 0 || this.skipping) return null;
     return { identity: this.identity, offset: this.offset, line: this.lineNo, mtimeMs: this.mtimeMs };
   }
 
   /** Goes on from a {@link position} of an earlier run (the caller checked the file is still as it was then). */
-  resume(at: { identity: string; offset: number; line: number; mtimeMs: number }): void {
+  resume(at: JsonlPosition): void {
     this.restart(at.identity);
     this.offset = at.offset;
     this.partialStart = at.offset;

@@ -9,7 +9,7 @@ import { stateLogPathFromReport } from '../contract/paths.js';
 import type { StateLogEvent, Warning } from '../model/types.js';
 import { STATE_LOG_KEEP } from '../model/reducer.js';
 import { isJsonObject } from './json-text.js';
-import { JsonlFollower } from './small-jsonl.js';
+import { JsonlFollower, type JsonlPosition } from './small-jsonl.js';
 import { validateLenient } from './validate.js';
 
 /** The fields every event carries; the rest of a line is kept in `raw`. */
@@ -74,12 +74,12 @@ export class StateLogReader {
    * Takes what an earlier run remembered as read (the caller checked that the file is the same
    * file, of the same size and mtime); returns its events, as a first read would have.
    */
-  adopt(r: RememberedStateLog): StateLogEvent[] {
-    this.follower.resume(r);
-    this.events = r.events.slice();
+  adopt(at: JsonlPosition, events: StateLogEvent[]): StateLogEvent[] {
+    this.follower.resume(at);
+    this.events = events.slice();
     this.clean = true;
     this.startedReading = true;
-    return r.events;
+    return events;
   }
 
   /** Read (or taken from the cache) at least once. */
@@ -140,11 +140,7 @@ export function stateLogEventOf(file: string, line: number, raw: Record<string, 
   };
 }
 
-/** A state log as read: where reading stands (JsonlFollower.position) and every event so far. */
-export interface RememberedStateLog {
-  identity: string;
-  offset: number;
-  line: number;
-  mtimeMs: number;
+/** A state log as read: where reading stands and its last STATE_LOG_KEEP events. */
+export interface RememberedStateLog extends JsonlPosition {
   events: StateLogEvent[];
 }
