@@ -1,6 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -616,6 +616,46 @@ test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slice
   const bad = await SessionCache.open(dir, home, 'writer-1');
   await bad.loadRest();
   assert.equal(bad.size, 0);
+});
+
+test('the session cache: its first save removes the temp files writers killed mid-write left (their pid gone), not a live writer\'s, not anything else', async () => {
+  const dir = tmpHome();
+  const home = path.join(tmpHome(), 'home');
+  // A pid no process has any more, and one that stays alive until the end of the test.
+  const dead = spawnSync(process.execPath, ['-e', '']).pid;
+  assert.ok(dead, 'a pid');
+  const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+  try {
+    assert.ok(live.pid);
+    fs.mkdirSync(path.join(dir, 'code'));
+    const put = (rel: string) => {
+      fs.writeFileSync(path.join(dir, rel), 'x');
+      return path.join(dir, rel);
+    };
+    const stale = [put(`home-0123456789abcdef.cache.${dead}.tmp`), put(`code/.main.script.v8.tmp-${dead}-a1b2c3d4`)];
+    const kept = [
+      put(`home-0123456789abcdef.cache.${live.pid}.tmp`),
+      put(`code/.main.script.v8.tmp-${live.pid}-a1b2c3d4`),
+      put('home-0123456789abcdef.cache'),
+      put('code/main.script.v8'),
+      put(`notes.${dead}.tmp`),
+      put(`code/home-0123456789abcdef.cache.${dead}.tmp`),
+    ];
+    const cache = await SessionCache.open<{ n: number }>(dir, home, 'w');
+    cache.set(path.join(home, 'sessions', 'a.jsonl'), { n: 1 });
+    for (const f of stale) assert.ok(fs.existsSync(f), `${f} is there before the save`);
+    await cache.save();
+    for (const f of stale) assert.equal(fs.existsSync(f), false, `${f} (its writer is gone) is removed`);
+    for (const f of kept) assert.ok(fs.existsSync(f), `${f} is kept`);
+    assert.ok(fs.existsSync(sessionCacheFile(dir, home)), 'the save itself went through');
+    // Only at the first save: one left after it stays until the next start's.
+    const later = put(`home-0123456789abcdef.cache.${dead}.tmp`);
+    cache.set(path.join(home, 'sessions', 'b.jsonl'), { n: 2 });
+    await cache.save();
+    assert.ok(fs.existsSync(later), 'not swept again by the same process');
+  } finally {
+    live.kill();
+  }
 });
 
 test('the session cache front: written first, loaded alone by open (the rest by loadRest, a slice per turn); an entry set meanwhile is kept; no save until the rest is loaded', async () => {

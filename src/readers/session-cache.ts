@@ -57,6 +57,8 @@ export class SessionCache<T> {
   private again = false;
   /** The open cache file while entries after its front are still to be loaded. */
   private rest: CacheFile | null = null;
+  /** The cache directory was swept of temp files dead writers left (once, at the first save). */
+  private swept = false;
 
   private constructor(
     readonly file: string,
@@ -204,6 +206,10 @@ export class SessionCache<T> {
   }
 
   private async write(): Promise<void> {
+    if (!this.swept) {
+      this.swept = true;
+      await removeStaleTemps(path.dirname(this.file));
+    }
     const all = [...this.entries];
     const head = all.filter(([, e]) => this.front(e));
     const tail = all.filter(([, e]) => !this.front(e));
@@ -237,6 +243,54 @@ export class SessionCache<T> {
       throw err;
     }
   }
+}
+
+/**
+ * Temp files of this directory's writers: a session cache being saved (`home-<hash>.cache.<pid>.tmp`,
+ * ~8 MB for a big home) and, in `code/`, V8's code cache of the script being written
+ * (`.main.script.v8.tmp-<pid>-<hex>`, src/extension/atomic-file.ts). Group 1 is the writer's pid.
+ */
+const CACHE_TEMP = /^home-[0-9a-f]{16}\.cache\.(\d+)\.tmp$/;
+const CODE_TEMP = /^\.main\.script\.v8\.tmp-(\d+)-[0-9a-f]+$/;
+
+/** Whether a process with that pid exists (EPERM: it does, another user's). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temp files that writers killed mid-write (SIGKILL, a closed terminal) left in the
+ * cache directory `dir` and its `code/`: each would otherwise stay for good. Only those of a pid
+ * no process has now — a dashboard saving at this moment keeps its own (a reused pid keeps a
+ * stale one until that process is gone: harmless). Never throws.
+ */
+export async function removeStaleTemps(dir: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const [where, pattern] of [[dir, CACHE_TEMP], [path.join(dir, 'code'), CODE_TEMP]] as const) {
+    let names: string[];
+    try {
+      names = await fsp.readdir(where);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const pid = Number(pattern.exec(name)?.[1] ?? 0);
+      if (pid <= 0 || pid === process.pid || pidAlive(pid)) continue;
+      const file = path.join(where, name);
+      try {
+        await fsp.rm(file, { force: true });
+        removed.push(file);
+      } catch {
+        /* gone meanwhile, or not ours to remove */
+      }
+    }
+  }
+  return removed;
 }
 
 /** Writes all of `buf` at the file's current position (a write may take only part of it). */
