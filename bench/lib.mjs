@@ -152,15 +152,19 @@ export function clearHomeCaches(cacheDir) {
 
 /**
  * Starts `loop-dash --home <home>` in a pty of `rows`×`cols` via `script`, with timing marks.
- * Returns a handle: output chunks with times, marks, keys, quit.
+ * Returns a handle: output chunks with times, marks, keys, quit. The bin is run as the installed
+ * command runs (executed: its first lines exec node with its own flags), with this process's node
+ * first on PATH; `nodeArgs` runs `node <nodeArgs> bin/loop-dash.js` instead (those flags only).
  */
 export function startApp({ home, rows = 60, cols = 200, env = {}, args = [], nodeArgs = [], marksFile }) {
   fs.rmSync(marksFile, { force: true });
-  const cmd = `stty rows ${rows} cols ${cols}; exec ${shq(process.execPath)} ${nodeArgs.map(shq).join(' ')} ${shq(path.join(repo, 'bin', 'loop-dash.js'))} --home ${shq(home)} ${args.map(shq).join(' ')}`;
+  const bin = shq(path.join(repo, 'bin', 'loop-dash.js'));
+  const launch = nodeArgs.length > 0 ? `${shq(process.execPath)} ${nodeArgs.map(shq).join(' ')} ${bin}` : bin;
+  const cmd = `stty rows ${rows} cols ${cols}; exec ${launch} --home ${shq(home)} ${args.map(shq).join(' ')}`;
   const t0 = now();
   const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
     cwd: repo,
-    env: { ...process.env, CI: '0', TERM: 'xterm-256color', LOOP_DASH_TIMING: marksFile, LOOP_DASH_BUNDLE: '1', ...env },
+    env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`, CI: '0', TERM: 'xterm-256color', LOOP_DASH_TIMING: marksFile, LOOP_DASH_BUNDLE: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const out = [];

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,15 +51,26 @@ function codeState(marksFile: string): unknown {
   return start.code;
 }
 
-function version(env: NodeJS.ProcessEnv): string {
-  const r = spawnSync(process.execPath, [BIN, '--version'], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 });
+const commandPath = () => `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
+
+function version(env: NodeJS.ProcessEnv, asCommand = false): string {
+  const r = asCommand
+    ? spawnSync(BIN, ['--version'], { env: { ...process.env, PATH: commandPath(), ...env }, encoding: 'utf8', timeout: 30_000 })
+    : spawnSync(process.execPath, [BIN, '--version'], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.trim();
 }
 
-/** A start of the live store (the exporter's): its reads done, the bin writes the code cache. */
-async function serveOnce(home: string, env: NodeJS.ProcessEnv, cacheFile: string): Promise<void> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--home', home, '--listen', '127.0.0.1:0'], { env: { ...process.env, ...env }, stdio: 'ignore' });
+/**
+ * A start of the live store (the exporter's): its reads done, the bin writes the code cache.
+ * `asCommand`: the bin executed as the installed command is (its first lines exec node with its
+ * flags), this process's node first on PATH; else `node bin/loop-dash.js`.
+ */
+async function serveOnce(home: string, env: NodeJS.ProcessEnv, cacheFile: string, asCommand = false): Promise<void> {
+  const args = ['serve', '--home', home, '--listen', '127.0.0.1:0'];
+  const child = asCommand
+    ? spawn(BIN, args, { env: { ...process.env, PATH: commandPath(), ...env }, stdio: 'ignore' })
+    : spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
   try {
     await waitFor(() => existsSync(cacheFile), `the code cache at ${cacheFile}`, 20_000, 20);
   } finally {
@@ -124,6 +136,36 @@ test('the code cache: written by a start that had none, used by the next, ignore
     await serveOnce(home, env(s.marks('again')), cacheFile);
     assert.equal(version(env(s.marks('after'))), expected);
     assert.equal(codeState(s.marks('after')), 'used');
+  } finally {
+    s.done();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+  }
+});
+
+test('run as a command, the bin execs node with its own flags (line 2), and each set of flags keeps a code cache of its own', async () => {
+  // The flags the bin's second line gives node (V8 rejects a code cache made under other flags).
+  const line2 = readFileSync(BIN, 'utf8').split('\n')[1] ?? '';
+  const flags = /exec node (.*) "\$0" "\$@"$/.exec(line2)?.[1]?.split(' ') ?? [];
+  assert.ok(flags.length > 0 && flags.every((f) => f.startsWith('--')), `node flags on the bin's second line: ${line2}`);
+  const s = scratch();
+  const home = oneRootHome();
+  try {
+    const env = (marks: string): NodeJS.ProcessEnv => ({ LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks });
+    const plain = path.join(s.cacheDir, 'code', 'main.script.v8');
+    const keyed = path.join(s.cacheDir, 'code', `main.script.${createHash('sha1').update(flags.join('\0')).digest('hex').slice(0, 8)}.v8`);
+    const expected = version({ LOOP_DASH_NO_BUNDLE: '1' });
+    // Run as a command: node got those flags (the cache written is the one named by them).
+    await serveOnce(home, env(s.marks('command')), keyed, true);
+    assert.equal(codeState(s.marks('command')), 'none');
+    assert.equal(existsSync(plain), false, 'no cache under the name of a run without flags');
+    // Run with node: a cache of its own.
+    await serveOnce(home, env(s.marks('node')), plain);
+    assert.equal(codeState(s.marks('node')), 'none');
+    // Alternating, each uses its own: none is rejected and written over by the other.
+    for (const [i, asCommand] of [true, false, true, false].entries()) {
+      assert.equal(version(env(s.marks(`alt${i}`)), asCommand), expected);
+      assert.equal(codeState(s.marks(`alt${i}`)), 'used', `start ${i} (${asCommand ? 'as a command' : 'with node'})`);
+    }
   } finally {
     s.done();
     rmSync(path.dirname(home), { recursive: true, force: true });

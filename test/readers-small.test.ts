@@ -632,7 +632,7 @@ test('the session cache: its first save removes the temp files writers killed mi
       fs.writeFileSync(path.join(dir, rel), 'x');
       return path.join(dir, rel);
     };
-    const stale = [put(`home-0123456789abcdef.cache.${dead}.tmp`), put(`code/.main.script.v8.tmp-${dead}-a1b2c3d4`)];
+    const stale = [put(`home-0123456789abcdef.cache.${dead}.tmp`), put(`code/.main.script.v8.tmp-${dead}-a1b2c3d4`), put(`code/.main.script.0a1b2c3d.v8.tmp-${dead}-a1b2c3d4`)];
     const kept = [
       put(`home-0123456789abcdef.cache.${live.pid}.tmp`),
       put(`code/.main.script.v8.tmp-${live.pid}-a1b2c3d4`),

@@ -248,10 +248,10 @@ export class SessionCache<T> {
 /**
  * Temp files of this directory's writers: a session cache being saved (`home-<hash>.cache.<pid>.tmp`,
  * ~8 MB for a big home) and, in `code/`, V8's code cache of the script being written
- * (`.main.script.v8.tmp-<pid>-<hex>`, src/extension/atomic-file.ts). Group 1 is the writer's pid.
+ * (`.main.script[.<flags>].v8.tmp-<pid>-<hex>`, src/extension/atomic-file.ts). Group 1 is the writer's pid.
  */
 const CACHE_TEMP = /^home-[0-9a-f]{16}\.cache\.(\d+)\.tmp$/;
-const CODE_TEMP = /^\.main\.script\.v8\.tmp-(\d+)-[0-9a-f]+$/;
+const CODE_TEMP = /^\.main\.script(?:\.[0-9a-f]{8})?\.v8\.tmp-(\d+)-[0-9a-f]+$/;
 
 /** Whether a process with that pid exists (EPERM: it does, another user's). */
 function pidAlive(pid: number): boolean {
