@@ -209,8 +209,12 @@ async function startSection(name, home, manifest, baseRchar) {
   // warm start could be if everything else cost nothing more there.
   const cacheFile = sessionCacheFile(path.join(appCache, 'loop-dash'), home);
   const floors = [];
-  for (let i = 0; i < RUNS; i++) floors.push(floorOnce(home, cacheFile));
-  s.warmFloor = median(floors);
+  try {
+    for (let i = 0; i < RUNS; i++) floors.push(floorOnce(home, cacheFile));
+  } catch (err) {
+    log(`  warm floor not measured: ${String(err?.message ?? err).split('\n')[0]}`);
+  }
+  s.warmFloor = floors.length === RUNS ? median(floors) : NaN;
   log(`  warm floor (walk, stat, watch, cache load): ${s.warmFloor.toFixed(0)} ms (median of ${RUNS})`);
   return s;
 }

@@ -4,9 +4,11 @@
 // installs, `bin/loop-dash.js`), sh execs node with V8's young generation capped at 4 MB a
 // semi-space: most of what a start of a big home allocates lives on, and with the default 16 MB
 // V8 grows the young generation to 2 × 16 MB that the start touches page by page — ~5 000 more
-// page faults at ~10 µs each on the machine measured, ~50 ms of a warm start, ~20 MB of RSS
-// (docs/PERFORMANCE.md "A smaller young generation"). Node itself skips the `#!` line and reads
-// the second as a string and a comment: `node bin/loop-dash.js` runs the same, untuned.
+// page faults at ~10 µs each on the machine measured (paired: a warm start of a big home −71 ms,
+// a cold one −28 ms; ~20 MB less RSS; docs/PERFORMANCE.md "A smaller young generation"). Node
+// itself skips the `#!` line and reads the second as a string and a comment:
+// `node bin/loop-dash.js` runs the same without the flag, and `npm start` / `npm run demo` give
+// node the flag themselves (package.json; test/launcher.test.ts keeps the two the same).
 // Runs the compiled CLI (no TypeScript loader at start-up). In order of preference:
 // - the script bundle (dist/src/cli/main.script.cjs, scripts/bundle.mjs), compiled with V8's code
 //   cache of an earlier start, so the functions a start runs are not parsed and compiled again
@@ -80,11 +82,15 @@ function loadScript() {
   const bundleKey = `${st.size}:${st.mtimeMs}:${st.ino}:${process.version}:${process.arch}`;
   const enabled = !process.env.LOOP_DASH_NO_CODE_CACHE;
   const digest = (data) => createHash('sha1').update(data).digest('hex');
-  // V8 rejects a cache made under other flags: each set of node flags keeps a cache of its own
-  // (started as a command, with the flag above, or as `node bin/loop-dash.js`, without), or
-  // alternating between them would make every start compile the script again.
-  const flags = process.execArgv.length === 0 ? '' : `.${digest(process.execArgv.join('\0')).slice(0, 8)}`;
-  const cacheFile = path.join(defaultCacheDir(), 'code', `main.script${flags}.v8`);
+  // V8 rejects a cache made under other V8 flags: each set of node flags (the command line's and
+  // NODE_OPTIONS) keeps a cache of its own (started as a command, with the flag above, or as
+  // `node bin/loop-dash.js`, without), or alternating between them would make every start compile
+  // the script again. The caches of the last KEEP_FLAGGED sets with flags are kept (see below).
+  const nodeOptions = process.env.NODE_OPTIONS ?? '';
+  const nodeFlags = nodeOptions === '' ? process.execArgv : [...process.execArgv, `NODE_OPTIONS=${nodeOptions}`];
+  const flags = nodeFlags.length === 0 ? '' : `.${digest(nodeFlags.join('\0')).slice(0, 8)}`;
+  const codeDir = path.join(defaultCacheDir(), 'code');
+  const cacheFile = path.join(codeDir, `main.script${flags}.v8`);
   let cachedData;
   if (enabled) {
     try {
@@ -117,8 +123,9 @@ function loadScript() {
       len.writeUInt32LE(head.length, 0);
       void import(pathToFileURL(here('../dist/src/extension/atomic-file.js')).href)
         .then(({ ensureDir, writeFileAtomicSync }) => {
-          ensureDir(path.dirname(cacheFile));
+          ensureDir(codeDir);
           writeFileAtomicSync(cacheFile, Buffer.concat([len, head, data]));
+          forgetOldFlaggedCaches(codeDir);
         })
         .catch(() => undefined);
     },
@@ -126,6 +133,30 @@ function loadScript() {
   const module = { exports: {} };
   compiled.runInThisContext()(module.exports, createRequire(script), module, script, path.dirname(script), pathToFileURL(script).href);
   return module.exports;
+}
+
+/** Code caches kept for sets of node flags (besides the one of no flags). */
+const KEEP_FLAGGED = 3;
+
+/**
+ * Keeps the KEEP_FLAGGED most recently written code caches of a set of node flags and removes
+ * the others: a flag that changes from run to run (an inspector's port) would otherwise add a
+ * 1.2 MB file at every start.
+ */
+function forgetOldFlaggedCaches(codeDir) {
+  const { readdirSync, rmSync } = require('node:fs');
+  const flagged = readdirSync(codeDir)
+    .filter((name) => /^main\.script\.[0-9a-f]{8}\.v8$/.test(name))
+    .map((name) => {
+      try {
+        return { file: path.join(codeDir, name), at: statSync(path.join(codeDir, name)).mtimeMs };
+      } catch {
+        return null;
+      }
+    })
+    .filter((f) => f !== null)
+    .sort((a, b) => b.at - a.at);
+  for (const { file } of flagged.slice(KEEP_FLAGGED)) rmSync(file, { force: true });
 }
 
 const usable = (file) => !process.env.LOOP_DASH_NO_BUNDLE && (process.env.LOOP_DASH_BUNDLE ? existsSync(file) : fresh(file));

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -147,10 +147,14 @@ test('run as a command, the bin execs node with its own flags (line 2), and each
   const line2 = readFileSync(BIN, 'utf8').split('\n')[1] ?? '';
   const flags = /exec node (.*) "\$0" "\$@"$/.exec(line2)?.[1]?.split(' ') ?? [];
   assert.ok(flags.length > 0 && flags.every((f) => f.startsWith('--')), `node flags on the bin's second line: ${line2}`);
+  // npm start / npm run demo give node the same flags (and so share the command's code cache).
+  const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  for (const name of ['start', 'demo']) assert.ok(scripts[name]?.includes(`node ${flags.join(' ')} bin/loop-dash.js`), `npm ${name}: ${scripts[name]}`);
   const s = scratch();
   const home = oneRootHome();
   try {
-    const env = (marks: string): NodeJS.ProcessEnv => ({ LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks });
+    // NODE_OPTIONS empty: the flags are the command line's alone (set below, another set).
+    const env = (marks: string): NodeJS.ProcessEnv => ({ LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks, NODE_OPTIONS: '' });
     const plain = path.join(s.cacheDir, 'code', 'main.script.v8');
     const keyed = path.join(s.cacheDir, 'code', `main.script.${createHash('sha1').update(flags.join('\0')).digest('hex').slice(0, 8)}.v8`);
     const expected = version({ LOOP_DASH_NO_BUNDLE: '1' });
@@ -166,6 +170,25 @@ test('run as a command, the bin execs node with its own flags (line 2), and each
       assert.equal(version(env(s.marks(`alt${i}`)), asCommand), expected);
       assert.equal(codeState(s.marks(`alt${i}`)), 'used', `start ${i} (${asCommand ? 'as a command' : 'with node'})`);
     }
+    // V8 flags in NODE_OPTIONS (not in execArgv) make another set too: not the command's cache,
+    // which V8 would reject.
+    assert.equal(version({ ...env(s.marks('options')), NODE_OPTIONS: '--max-old-space-size=300' }, true), expected);
+    assert.equal(codeState(s.marks('options')), 'none');
+    // The caches of the last three flagged sets are kept, the older ones removed at the next write.
+    const codeDir = path.dirname(plain);
+    const older = ['0000000a', '0000000b', '0000000c', '0000000d'].map((k, i) => {
+      const file = path.join(codeDir, `main.script.${k}.v8`);
+      writeFileSync(file, 'old');
+      const at = new Date(Date.now() - (10 + i) * 60_000);
+      utimesSync(file, at, at);
+      return file;
+    });
+    rmSync(keyed);
+    await serveOnce(home, env(s.marks('rewrite')), keyed, true);
+    await waitFor(() => !existsSync(older[3]!), 'the oldest flagged cache removed', 10_000, 20);
+    const flagged = readdirSync(codeDir).filter((n) => /^main\.script\.[0-9a-f]{8}\.v8$/.test(n)).sort();
+    assert.deepEqual(flagged, [path.basename(older[0]!), path.basename(older[1]!), path.basename(keyed)].sort(), 'the newest three');
+    assert.ok(existsSync(plain), 'the cache of no flags is not one of them');
   } finally {
     s.done();
     rmSync(path.dirname(home), { recursive: true, force: true });

@@ -618,7 +618,7 @@ test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slice
   assert.equal(bad.size, 0);
 });
 
-test('the session cache: its first save removes the temp files writers killed mid-write left (their pid gone), not a live writer\'s, not anything else', async () => {
+test('the session cache: its first save removes the temp files writers killed mid-write left (their pid gone, a minute old; any pid after a day), not a live or fresh one, not anything else', async () => {
   const dir = tmpHome();
   const home = path.join(tmpHome(), 'home');
   // A pid no process has any more, and one that stays alive until the end of the test.
@@ -628,28 +628,40 @@ test('the session cache: its first save removes the temp files writers killed mi
   try {
     assert.ok(live.pid);
     fs.mkdirSync(path.join(dir, 'code'));
-    const put = (rel: string) => {
-      fs.writeFileSync(path.join(dir, rel), 'x');
-      return path.join(dir, rel);
+    const put = (rel: string, ageMs: number) => {
+      const file = path.join(dir, rel);
+      fs.writeFileSync(file, 'x');
+      const at = new Date(Date.now() - ageMs);
+      fs.utimesSync(file, at, at);
+      return file;
     };
-    const stale = [put(`home-0123456789abcdef.cache.${dead}.tmp`), put(`code/.main.script.v8.tmp-${dead}-a1b2c3d4`), put(`code/.main.script.0a1b2c3d.v8.tmp-${dead}-a1b2c3d4`)];
+    const minutes = (n: number) => n * 60_000;
+    const stale = [
+      put(`home-0123456789abcdef.cache.${dead}.tmp`, minutes(2)),
+      put(`code/.main.script.v8.tmp-${dead}-a1b2c3d4`, minutes(2)),
+      put(`code/.main.script.0a1b2c3d.v8.tmp-${dead}-a1b2c3d4`, minutes(2)),
+      // Its pid is some process now (reused, or another namespace's), but it is two days old.
+      put(`home-fedcba9876543210.cache.${live.pid}.tmp`, minutes(2 * 24 * 60)),
+    ];
     const kept = [
-      put(`home-0123456789abcdef.cache.${live.pid}.tmp`),
-      put(`code/.main.script.v8.tmp-${live.pid}-a1b2c3d4`),
-      put('home-0123456789abcdef.cache'),
-      put('code/main.script.v8'),
-      put(`notes.${dead}.tmp`),
-      put(`code/home-0123456789abcdef.cache.${dead}.tmp`),
+      // Being written by a process this one cannot see (its pid looks gone): not a minute old.
+      put(`home-1111111111111111.cache.${dead}.tmp`, 5_000),
+      put(`home-0123456789abcdef.cache.${live.pid}.tmp`, minutes(2)),
+      put(`code/.main.script.v8.tmp-${live.pid}-a1b2c3d4`, minutes(2)),
+      put('home-0123456789abcdef.cache', minutes(3 * 24 * 60)),
+      put('code/main.script.v8', minutes(3 * 24 * 60)),
+      put(`notes.${dead}.tmp`, minutes(3 * 24 * 60)),
+      put(`code/home-0123456789abcdef.cache.${dead}.tmp`, minutes(3 * 24 * 60)),
     ];
     const cache = await SessionCache.open<{ n: number }>(dir, home, 'w');
     cache.set(path.join(home, 'sessions', 'a.jsonl'), { n: 1 });
     for (const f of stale) assert.ok(fs.existsSync(f), `${f} is there before the save`);
     await cache.save();
-    for (const f of stale) assert.equal(fs.existsSync(f), false, `${f} (its writer is gone) is removed`);
+    for (const f of stale) assert.equal(fs.existsSync(f), false, `${f} is removed`);
     for (const f of kept) assert.ok(fs.existsSync(f), `${f} is kept`);
     assert.ok(fs.existsSync(sessionCacheFile(dir, home)), 'the save itself went through');
     // Only at the first save: one left after it stays until the next start's.
-    const later = put(`home-0123456789abcdef.cache.${dead}.tmp`);
+    const later = put(`home-0123456789abcdef.cache.${dead}.tmp`, minutes(2));
     cache.set(path.join(home, 'sessions', 'b.jsonl'), { n: 2 });
     await cache.save();
     assert.ok(fs.existsSync(later), 'not swept again by the same process');

@@ -263,13 +263,20 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** A temp of a pid no process has is removed once this old (a save takes seconds at most). */
+export const STALE_TEMP_MS = 60_000;
+/** A temp this old is removed whatever its pid (a reused pid, a writer in another pid namespace). */
+export const ABANDONED_TEMP_MS = 24 * 3_600_000;
+
 /**
  * Removes the temp files that writers killed mid-write (SIGKILL, a closed terminal) left in the
- * cache directory `dir` and its `code/`: each would otherwise stay for good. Only those of a pid
- * no process has now — a dashboard saving at this moment keeps its own (a reused pid keeps a
- * stale one until that process is gone: harmless). Never throws.
+ * cache directory `dir` and its `code/`: each would otherwise stay for good. A temp goes when its
+ * pid is not a process now and it is at least STALE_TEMP_MS old (so a writer this process cannot
+ * see — another pid namespace or machine sharing the directory — keeps the temp it is writing),
+ * or whatever its pid once it is ABANDONED_TEMP_MS old (a pid reused by a long-lived process).
+ * Never throws.
  */
-export async function removeStaleTemps(dir: string): Promise<string[]> {
+export async function removeStaleTemps(dir: string, now: number = Date.now()): Promise<string[]> {
   const removed: string[] = [];
   for (const [where, pattern] of [[dir, CACHE_TEMP], [path.join(dir, 'code'), CODE_TEMP]] as const) {
     let names: string[];
@@ -280,9 +287,11 @@ export async function removeStaleTemps(dir: string): Promise<string[]> {
     }
     for (const name of names) {
       const pid = Number(pattern.exec(name)?.[1] ?? 0);
-      if (pid <= 0 || pid === process.pid || pidAlive(pid)) continue;
+      if (pid <= 0 || pid === process.pid) continue;
       const file = path.join(where, name);
       try {
+        const age = now - (await fsp.stat(file)).mtimeMs;
+        if (age < STALE_TEMP_MS || (age < ABANDONED_TEMP_MS && pidAlive(pid))) continue;
         await fsp.rm(file, { force: true });
         removed.push(file);
       } catch {
