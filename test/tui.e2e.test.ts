@@ -1,6 +1,8 @@
 /**
  * End-to-end in a real terminal: the built binary in tmux (CI=0, so Ink draws live frames) on a
- * generated home. Reads the screen with capture-pane; never sleeps, always waits on the screen.
+ * generated home, run as the installed command is (executed: its first lines exec node with its
+ * flags; this process's node first on PATH). Reads the screen with capture-pane; never sleeps,
+ * always waits on the screen.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,7 +33,7 @@ test('the dashboard ticks, opens a detail pane, writes an abort for the row unde
   const sttyFile = path.join(base, 'stty-after');
   const codeFile = path.join(base, 'exit-code');
   const tty = startTmux(
-    `sh -c '${process.execPath} ${BIN} --home ${home}; code=$?; stty -a > ${sttyFile}; echo $code > ${codeFile}; exit $code'`,
+    `sh -c 'PATH=${path.dirname(process.execPath)}:$PATH ${BIN} --home ${home}; code=$?; stty -a > ${sttyFile}; echo $code > ${codeFile}; exit $code'`,
     { columns: 160, rows: 40, env: { CI: '0', TERM: 'xterm-256color', XDG_STATE_HOME: path.join(base, 'state') } },
   );
   t.after(() => tty.kill());
