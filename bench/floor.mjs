@@ -9,7 +9,6 @@
 // cache entries.
 import fs from 'node:fs';
 import path from 'node:path';
-import v8 from 'node:v8';
 
 const args = process.argv.slice(2);
 const warmAt = args.indexOf('--warm');
@@ -35,17 +34,16 @@ const walk = (dir) => {
 };
 walk(home);
 
-// The session cache's layout (src/readers/session-cache.ts): [magic: 4 bytes][u32 length, V8 value]…
+// Loaded as the dashboard loads it: its own slice reader (the build's src/readers/session-cache.ts).
 let entries = 0;
 if (cacheFile) {
-  const buf = fs.readFileSync(cacheFile);
-  for (let at = 4, slice = 0; at < buf.length; slice++) {
-    const length = buf.readUInt32LE(at);
-    const value = v8.deserialize(buf.subarray(at + 4, at + 4 + length));
-    if (slice > 0) entries += value.length; // slice 0 is the header
-    at += 4 + length;
-  }
-  if (entries === 0) throw new Error(`${cacheFile}: no entries (is it a session cache?)`);
+  const { CacheFile } = await import(new URL('../dist/src/readers/session-cache.js', import.meta.url).href);
+  const file = CacheFile.open(cacheFile);
+  if (!file?.readMagic()) throw new Error(`${cacheFile}: not a session cache`);
+  file.next(); // the header
+  while (!file.atEnd) entries += file.next().length;
+  file.close();
+  if (entries === 0) throw new Error(`${cacheFile}: no entries`);
   for (const w of watchers) w.close();
 }
 process.stdout.write(cacheFile ? `${files} ${bytes} ${dirs} ${entries}\n` : `${files} ${bytes}\n`);

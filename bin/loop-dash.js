@@ -22,7 +22,7 @@
 // This file is CommonJS (bin/package.json): a start that runs the script loads no ES module at all
 // (Node's ES module loader costs ~15-20 ms of a start here).
 'use strict';
-const { existsSync, readFileSync, statSync } = require('node:fs');
+const { existsSync, readdirSync, readFileSync, rmSync, statSync } = require('node:fs');
 const { createRequire } = require('node:module');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
@@ -144,7 +144,6 @@ const KEEP_FLAGGED = 3;
  * 1.2 MB file at every start.
  */
 function forgetOldFlaggedCaches(codeDir) {
-  const { readdirSync, rmSync } = require('node:fs');
   const flagged = readdirSync(codeDir)
     .filter((name) => /^main\.script\.[0-9a-f]{8}\.v8$/.test(name))
     .map((name) => {

@@ -1104,7 +1104,7 @@ export class HomeReader {
   /** The cached record of a small file whose walk stat (size, mtime, inode) is the one it was cached with. */
   private cacheHit<T>(file: string, kind: ArtifactKind, found: FoundFile | undefined): SmallFileRead<T> | null {
     const c = found ? this.cache?.get(file) : undefined;
-    if (!found || !c || !('k' in c) || c.k !== 'small' || c.kind !== kind || c.size !== found.size || c.mtimeMs !== found.mtimeMs || c.ino !== found.ino) return null;
+    if (!found || !isEntry(c, 'small') || c.kind !== kind || c.size !== found.size || c.mtimeMs !== found.mtimeMs || c.ino !== found.ino) return null;
     // Written without its file and home (the key says them): they are added to the record as
     // deserialised (not to a copy: a warm start of a big home takes ~7 000 records from the cache),
     // which the cache and the model then share.
@@ -1141,7 +1141,7 @@ export class HomeReader {
     return (file, kind) => {
       if (kind !== 'incident') return undefined;
       const c = cache.get(file);
-      return c && 'k' in c && c.k === 'small' && c.kind === 'incident' ? c : undefined;
+      return isEntry(c, 'small') && c.kind === 'incident' ? c : undefined;
     };
   }
 
@@ -1164,7 +1164,7 @@ export class HomeReader {
    */
   private stateLogFromCache(file: string, reader: StateLogReader): Awaited<ReturnType<StateLogReader['update']>> | null {
     const c = reader.started ? undefined : this.cache?.get(file);
-    if (!c || !('k' in c) || c.k !== 'log') return null;
+    if (!isEntry(c, 'log')) return null;
     let st;
     try {
       st = statSync(file, { throwIfNoEntry: false });
@@ -1183,7 +1183,7 @@ export class HomeReader {
     const now = reader.remembered();
     if (!now) return cache.delete(file);
     const was = cache.get(file);
-    if (was && 'k' in was && was.k === 'log' && was.identity === now.identity && was.offset === now.offset && was.mtimeMs === now.mtimeMs && was.lines.length === now.events.length) return;
+    if (isEntry(was, 'log') && was.identity === now.identity && was.offset === now.offset && was.mtimeMs === now.mtimeMs && was.lines.length === now.events.length) return;
     const { events, ...at } = now;
     cache.set(file, { k: 'log', ...at, lines: events.map((e) => e.line), raws: events.map((e) => e.raw) });
   }
@@ -1494,12 +1494,17 @@ function compactEntry(e: CacheEntry): CacheEntry {
 
 /** The cache's front: what a warm start draws with the session list. */
 function isCheckpointEntry(e: CacheEntry): boolean {
-  return 'k' in e && e.k === 'small' && e.kind === 'checkpoint';
+  return isEntry(e, 'small') && e.kind === 'checkpoint';
+}
+
+/** A cache entry of the kind `k` (a session file's entry has no kind: `'k' in` tells it apart). */
+function isEntry<K extends Exclude<CacheEntry, CachedSessionFile>['k']>(e: CacheEntry | undefined, k: K): e is Extract<CacheEntry, { k: K }> {
+  return e !== undefined && 'k' in e && e.k === k;
 }
 
 /** The cache's record of a directory says it has this inode and ctime. */
 function isRecordedDir(entry: CacheEntry | undefined, st: { ino: number; ctimeMs: number }): boolean {
-  return entry !== undefined && 'k' in entry && entry.k === 'dir' && entry.ino === st.ino && entry.ctimeMs === st.ctimeMs;
+  return isEntry(entry, 'dir') && entry.ino === st.ino && entry.ctimeMs === st.ctimeMs;
 }
 
 /** How old a directory's last change must be for its stat to be recorded (see knownIncidentStats). */

@@ -21,6 +21,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, promises as fsp, readSync } from 'node:fs';
 import v8 from 'node:v8';
 import path from 'node:path';
+import { probeProcess } from './process-probe.js';
 import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
@@ -87,7 +88,7 @@ export class SessionCache<T> {
     if (!file) return cache;
     let keep = false;
     try {
-      if (!file.readExactly(MAGIC.length).equals(MAGIC)) return cache;
+      if (!file.readMagic()) return cache;
       const header = file.next() as Partial<CacheHeader>;
       if (header.format !== SESSION_CACHE_FORMAT || header.writer !== writer || header.node !== process.version || header.home !== cache.home) return cache;
       if (typeof header.front !== 'number') return cache;
@@ -253,16 +254,6 @@ export class SessionCache<T> {
 const CACHE_TEMP = /^home-[0-9a-f]{16}\.cache\.(\d+)\.tmp$/;
 const CODE_TEMP = /^\.main\.script(?:\.[0-9a-f]{8})?\.v8\.tmp-(\d+)-[0-9a-f]+$/;
 
-/** Whether a process with that pid exists (EPERM: it does, another user's). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** A temp of a pid no process has is removed once this old (a save takes seconds at most). */
 export const STALE_TEMP_MS = 60_000;
 /** A temp this old is removed whatever its pid (a reused pid, a writer in another pid namespace). */
@@ -291,7 +282,8 @@ export async function removeStaleTemps(dir: string, now: number = Date.now()): P
       const file = path.join(where, name);
       try {
         const age = now - (await fsp.stat(file)).mtimeMs;
-        if (age < STALE_TEMP_MS || (age < ABANDONED_TEMP_MS && pidAlive(pid))) continue;
+        // A pid whose state cannot be told (probe 'unknown') counts as a live writer's.
+        if (age < STALE_TEMP_MS || (age < ABANDONED_TEMP_MS && probeProcess(pid, now).status !== 'gone')) continue;
         await fsp.rm(file, { force: true });
         removed.push(file);
       } catch {
@@ -310,9 +302,10 @@ async function writeAll(out: fsp.FileHandle, buf: Buffer): Promise<void> {
 /**
  * The cache file being read: slice by slice into one buffer that grows to the largest slice
  * (~0.5 MB), never the whole file at once (a big home's cache is ~8 MB, and a buffer that size
- * freed again leaves resident memory higher for good).
+ * freed again leaves resident memory higher for good). Also what the benchmark's warm floor loads
+ * a cache with (bench/floor.mjs).
  */
-class CacheFile {
+export class CacheFile {
   private scratch = Buffer.allocUnsafe(64 * 1024);
   private at = 0;
   private closed = false;
@@ -352,6 +345,11 @@ class CacheFile {
     }
     this.at += length;
     return this.scratch.subarray(0, length);
+  }
+
+  /** Reads past the magic: true when the file starts with it (a session cache). */
+  readMagic(): boolean {
+    return this.readExactly(MAGIC.length).equals(MAGIC);
   }
 
   /** The next length-prefixed V8-serialised value. */
