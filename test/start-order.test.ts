@@ -12,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -211,7 +211,7 @@ async function modelAfterStart(home: string, opts: Partial<HomeReaderOptions> = 
  * Runs `run` with `fs[name]` counting the paths it is called with (ES module named imports of it
  * follow: syncBuiltinESMExports), and gives back what `run` gave and those paths.
  */
-async function pathsGivenTo<T>(name: 'statSync' | 'openSync', run: () => Promise<T>): Promise<{ value: T; paths: Set<string> }> {
+async function pathsGivenTo<T>(name: 'statSync' | 'openSync' | 'readdirSync', run: () => Promise<T>): Promise<{ value: T; paths: Set<string> }> {
   const paths = new Set<string>();
   const mutable = fs as unknown as Record<string, (...args: unknown[]) => unknown>;
   const original = mutable[name]!;
@@ -572,6 +572,67 @@ test('a warm start takes the stats of the incidents in a directory unchanged sin
   const after = await startOnce();
   assert.ok(!after.statted.has(inPlace), 'cached again after that');
   assert.deepEqual(after.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt), [12345]);
+});
+
+test('a warm start takes the listing of each directory under sessions/, tmp/async-subagent-runs/ and loop-wait/ unchanged since the cache recorded it instead of reading it, with the model of a start without a cache; an entry created, removed or renamed over is seen; a directory changed too recently, or holding a symbolic link, is read again at the next start', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const home = manifest.home;
+  const cacheDir = path.join(base, 'cache');
+  // The home was just written: a clock a minute ahead lets its directories be recorded (RACY_DIR_MS),
+  // and the same time at every start gives the same model.
+  const at = Date.now() + 60_000;
+  const later = () => at;
+  const listedRoots = ['sessions', path.join('tmp', 'async-subagent-runs'), 'loop-wait'].map((r) => path.join(home, r));
+  const listed = (paths: Set<string>) => new Set([...paths].filter((p) => listedRoots.some((r) => p === r || p.startsWith(r + path.sep))));
+  /** A start with the cache: its model, and the directories under the listed roots it read. */
+  const start = async (now: () => number = later) => {
+    const { value, paths } = await pathsGivenTo('readdirSync', () => modelAfterStart(home, { cacheDir, now }));
+    return { model: value, read: listed(paths), all: paths };
+  };
+  const uncached = () => modelAfterStart(home, { now: later });
+  const sorted = (s: Set<string>) => [...s].sort();
+
+  const cold = await start();
+  for (const dir of ['sessions', 'tmp/async-subagent-runs/0ef1fa8b', 'loop-wait']) assert.ok(cold.read.has(path.join(home, dir)), `a cold start reads ${dir}`);
+  const warm = await start();
+  assert.deepEqual(sorted(warm.read), [], 'a warm start reads none of them');
+  assert.ok(warm.all.has(path.join(home, 'incidents', 'request')) && warm.all.has(path.join(home, 'loop-dash', 'checkpoints')), 'and still reads incidents/ and loop-dash/');
+  assert.deepEqual(warm.model, cold.model, 'with the same model');
+
+  // A session file created, a lane's run directory removed, a lane status rewritten by rename:
+  // only the three directories they changed are read, and the model is the one a start without a
+  // cache builds.
+  const rootDir = path.join(home, 'sessions', readdirSync(path.join(home, 'sessions')).find((n) => n.includes('night-run'))!);
+  const someSession = readdirSync(rootDir).find((n) => n.endsWith('.jsonl'))!;
+  writeFileSync(path.join(rootDir, '2026-11-30T11-59-00-000Z_0c0ffee0-0000-4000-8000-000000000001.jsonl'), readFileSync(path.join(rootDir, someSession)));
+  const runs = path.join(home, 'tmp', 'async-subagent-runs');
+  rmSync(path.join(runs, '02f445a0'), { recursive: true });
+  const runDir = path.join(runs, '0ef1fa8b');
+  const status = JSON.parse(readFileSync(path.join(runDir, 'status.json'), 'utf8')) as { state: string; endedAt?: number };
+  assert.notEqual(status.state, 'failed');
+  writeFileSync(path.join(runDir, 'status.json.tmp'), JSON.stringify({ ...status, state: 'failed', endedAt: NOW }));
+  renameSync(path.join(runDir, 'status.json.tmp'), path.join(runDir, 'status.json'));
+  const changed = await start();
+  assert.deepEqual(sorted(changed.read), [rootDir, runDir, runs].sort(), 'only the changed directories are read');
+  const fresh = await uncached();
+  assert.deepEqual(changed.model, fresh, 'the model of a start without a cache');
+  assert.notDeepEqual(fresh, cold.model, 'which differs from the first one');
+  assert.deepEqual(sorted((await start()).read), [], 'and they are recorded again');
+
+  // A directory changed within RACY_DIR_MS of the start is read, and read again at the next start.
+  writeFileSync(path.join(rootDir, 'notes.txt'), 'not a session');
+  const racy = await start(() => Date.now());
+  assert.ok(racy.read.has(rootDir), 'read after its change');
+  assert.ok((await start()).read.has(rootDir), 'not recorded: read again by the next start');
+  assert.ok(!(await start()).read.has(rootDir), 'recorded by that one');
+
+  // A symbolic link in a directory: read at every start (the link is followed by a stat each walk).
+  symlinkSync(path.join(runDir, 'status.json'), path.join(runDir, 'linked.json'));
+  for (let i = 1; i <= 2; i++) {
+    const linked = await start();
+    assert.deepEqual(sorted(linked.read), [runDir], `start ${i} after the link reads its directory`);
+    assert.deepEqual(linked.model, await uncached(), 'with the model of a start without a cache');
+  }
 });
 
 test('a warm start takes an unchanged state log\'s events from the cache without opening it, with the same model as a read; an appended one is read again', async (t) => {

@@ -11,7 +11,8 @@ import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/
 import { compactIncidentRaw, expandIncidentRaw } from './incident-file.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
-import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type FoundFile, type KnownStat, type WalkRoot } from './home-walk.js';
+import { FRONT_TREE_KEYS, isRecordedDir, RACY_DIR_MS, DirListings, type CachedDir, type CachedTree } from './dir-listings.js';
+import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type DirListing, type FoundFile, type KnownStat, type WalkRoot } from './home-walk.js';
 import { readAck, JournalReader } from './journal.js';
 import { LivenessLinks } from './liveness-links.js';
 import { COALESCE_MS, Periodic } from './periodic.js';
@@ -194,18 +195,6 @@ interface CachedSmallFile {
 }
 
 /**
- * An incident directory as a start found it (keyed by its path inside the home and a separator):
- * while it has this inode and ctime, no file in it was created, removed or renamed since, and a
- * warm start takes the stats of the incident files the cache holds there from the cache
- * (HomeReader.knownIncidentStats).
- */
-interface CachedDir {
-  k: 'dir';
-  ino: number;
-  ctimeMs: number;
-}
-
-/**
  * A state log (outside the home; keyed by its path relative to the home) as read to its end, with
  * no line that had a problem: a start takes its events from here, without reading it, while the
  * file has the same identity, size and mtime (HomeReader.stateLogFromCache). Each event is kept as
@@ -217,7 +206,7 @@ interface CachedLog extends JsonlPosition {
   raws: Record<string, unknown>[];
 }
 
-type CacheEntry = CachedSessionFile | CachedSmallFile | CachedDir | CachedLog;
+type CacheEntry = CachedSessionFile | CachedSmallFile | CachedDir | CachedTree | CachedLog;
 
 interface Known {
   kind: ArtifactKind | 'state-log';
@@ -276,6 +265,8 @@ export class HomeReader {
    * file in them is answered (null: changed too recently to be recorded).
    */
   private readonly incidentDirs = new Map<string, CachedDir | null>();
+  /** The directories' listings this start takes from the cache and records in it. */
+  private readonly listings: DirListings;
   /** Sessions whose cache entry is out of date. */
   private readonly cacheDirty = new Set<string>();
   private cacheSaving: Promise<void> | null = null;
@@ -301,6 +292,7 @@ export class HomeReader {
 
   constructor(options: HomeReaderOptions) {
     this.home = path.resolve(options.home);
+    this.listings = new DirListings(this.home, (file) => this.cache?.get(file));
     this.opts = {
       now: () => Date.now(),
       watch: true,
@@ -363,11 +355,24 @@ export class HomeReader {
     // that is hinted, so no second walk is needed to close a gap.
     if (this.opts.watch) this.startWatcher([]);
     const onDir = (dir: string, ino: number) => this.backend?.addDir(dir, ino);
+    if (this.opts.cacheDir) {
+      // Only the cache's front now: the listings of sessions/ (its walk comes first) and the
+      // checkpoints' records (~1 MB of a big home's ~8 MB).
+      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isFrontEntry);
+      this.cache.onChange = (wasChanged) => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
+    }
+    // Directories unchanged since the cache recorded them are not read (dir-listings.ts).
+    const listings = {
+      knownListing: (dir: string, own: Stats) => this.listings.known(dir, own),
+      onListing: (dir: string, own: Stats, listing: DirListing | null, known: boolean) => {
+        if (this.cache) this.listings.found(dir, own, listing, known, this.opts.now());
+      },
+    };
     const walkStart = performance.now();
-    // The list first: sessions/ is walked, and every session appears (from its path) before the
-    // cache is loaded or anything else is walked or read; then what the cache remembers, the
-    // checkpoints (the live requests), the rest of the walk, the session tails, and the rest.
-    const listed = await walkHome(this.home, { onDir, roots: LIST_ROOTS });
+    // The list first: sessions/ is walked, and every session appears (from its path) before
+    // anything else is walked or read; then what the cache remembers, the checkpoints (the live
+    // requests), the rest of the walk, the session tails, and the rest.
+    const listed = await walkHome(this.home, { onDir, roots: LIST_ROOTS, ...listings });
     let walkMs = performance.now() - walkStart;
     this.homeExists = listed.homeExists;
     if (!listed.homeExists) {
@@ -386,7 +391,7 @@ export class HomeReader {
     this.opts.onStage('listed');
     const more = async (roots: readonly WalkRoot[], knownStats?: (dir: string, own: Stats) => KnownStat | null) => {
       const t0 = performance.now();
-      const r = listed.homeExists ? await walkHome(this.home, { onDir, roots, top: false, ...(knownStats ? { knownStats } : {}) }) : { files: [], dirs: [], problems: [] };
+      const r = listed.homeExists ? await walkHome(this.home, { onDir, roots, top: false, ...listings, ...(knownStats ? { knownStats } : {}) }) : { files: [], dirs: [], problems: [] };
       walkMs += performance.now() - t0;
       return r;
     };
@@ -399,11 +404,6 @@ export class HomeReader {
       if (!marked) this.opts.onStage('checkpoints');
       marked = true;
     };
-    if (this.opts.cacheDir) {
-      // Only the cache's front (the checkpoints' records, ~1 MB of a big home's ~8 MB) now.
-      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isCheckpointEntry);
-      this.cache.onChange = (wasChanged) => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
-    }
     // The checkpoints drawn with the list, so the first frame shows the live requests' clocks: the
     // ones the cache answers (a stat each, no read) and, newest first, as many others as
     // `checkpointsBeforeList` lets this thread read before the list must be drawn.
@@ -545,8 +545,9 @@ export class HomeReader {
       else await this.readOne(f.file, kind, f);
       await this.breathe();
     }
-    // Every incident the walk found is answered: the directories' stats hold for the next start.
+    // Every file the walk found is answered: the directories' stats and listings hold for the next start.
     this.recordIncidentDirs();
+    this.recordListings();
     for (const kind of ['journal', 'ack'] as const) {
       for (const f of byKind(kind)) {
         await this.readOne(f.file, kind, f);
@@ -729,7 +730,11 @@ export class HomeReader {
       if (this.prunePending) {
         this.prunePending = false;
         // What the reader knows now: the walk's files and those found since (gone ones were dropped as seen).
-        cache.retain([...this.known.keys(), ...[...this.incidentDirs].flatMap(([dir, seen]) => (seen ? [dir + path.sep] : []))]);
+        cache.retain([
+          ...this.known.keys(),
+          ...[...this.incidentDirs].flatMap(([dir, seen]) => (seen ? [dir + path.sep] : [])),
+          ...this.listings.roots.map((root) => root + path.sep),
+        ]);
       }
       await cache.save();
     })().finally(() => {
@@ -1156,6 +1161,16 @@ export class HomeReader {
     }
   }
 
+  /** Records the listings the start's walk found (see dir-listings.ts), once every file it found is answered. */
+  private recordListings(): void {
+    const cache = this.cache;
+    if (!cache) return;
+    for (const [key, tree] of this.listings.trees()) {
+      if (tree) cache.set(key, tree);
+      else cache.delete(key);
+    }
+  }
+
   /**
    * A state log's first read, answered by the cache when the file is the same file (device and
    * inode), of the size it was read to and with the mtime it had then: nothing appended since.
@@ -1483,7 +1498,7 @@ export async function loadHomeOnce(home: string, opts: { now?: () => number; hos
  * also without the raw fields its record says (incident-file.ts compactIncidentRaw).
  */
 function compactEntry(e: CacheEntry): CacheEntry {
-  if (!('k' in e) || e.k === 'dir' || e.k === 'log') return e;
+  if (!('k' in e) || e.k === 'dir' || e.k === 'tree' || e.k === 'log') return e;
   // Still as loaded (not taken up since): already compact.
   if (e.rawOmitted) return e;
   const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
@@ -1492,8 +1507,12 @@ function compactEntry(e: CacheEntry): CacheEntry {
   return { ...e, record: { ...record, raw }, rawOmitted };
 }
 
-/** The cache's front: what a warm start draws with the session list. */
-function isCheckpointEntry(e: CacheEntry): boolean {
+/**
+ * The cache's front: what a warm start draws with the session list — the checkpoints, and the
+ * listings of sessions/ (walked before the list is drawn).
+ */
+function isFrontEntry(e: CacheEntry, key: string): boolean {
+  if (isEntry(e, 'tree')) return FRONT_TREE_KEYS.includes(key);
   return isEntry(e, 'small') && e.kind === 'checkpoint';
 }
 
@@ -1501,14 +1520,6 @@ function isCheckpointEntry(e: CacheEntry): boolean {
 function isEntry<K extends Exclude<CacheEntry, CachedSessionFile>['k']>(e: CacheEntry | undefined, k: K): e is Extract<CacheEntry, { k: K }> {
   return e !== undefined && 'k' in e && e.k === k;
 }
-
-/** The cache's record of a directory says it has this inode and ctime. */
-function isRecordedDir(entry: CacheEntry | undefined, st: { ino: number; ctimeMs: number }): boolean {
-  return isEntry(entry, 'dir') && entry.ino === st.ino && entry.ctimeMs === st.ctimeMs;
-}
-
-/** How old a directory's last change must be for its stat to be recorded (see knownIncidentStats). */
-const RACY_DIR_MS = 2_000;
 
 /** How long a start waits for its `afterList` promise at most. */
 const AFTER_LIST_WAIT_MS = 1_000;

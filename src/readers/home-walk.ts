@@ -75,6 +75,29 @@ export interface WalkOptions {
    * to use, or undefined (the file is stat'ed). Null: every file there is stat'ed.
    */
   knownStats?: (dir: string, own: Stats) => KnownStat | null;
+  /**
+   * A listing that may be taken instead of reading the directory: called with each directory under
+   * a walk root and its own stat (taken before it would be listed), it gives the names the walk
+   * would find there, or null (the directory is read). The owner answers only for a directory
+   * unchanged since it was listed: same inode and ctime (creating, removing or renaming an entry
+   * changes a directory's ctime).
+   */
+  knownListing?: (dir: string, own: Stats) => DirListing | null;
+  /**
+   * Called with each directory under a walk root that was listed, its own stat, what the walk
+   * found there by name (null when names alone do not describe it: a symbolic link in it is
+   * followed by a stat at every walk) and whether that came from `knownListing`.
+   */
+  onListing?: (dir: string, own: Stats, listing: DirListing | null, known: boolean) => void;
+}
+
+/**
+ * What a walk finds in a directory, by name: the artifact files (temp names and files no artifact
+ * left out) and the subdirectories it descends into, in the order they were listed.
+ */
+export interface DirListing {
+  files: string[];
+  dirs: string[];
 }
 
 /** See {@link WalkOptions.knownStats}. */
@@ -101,9 +124,10 @@ export async function walkHome(home: string, opts: WalkOptions = {}): Promise<Wa
   const dirs: { dir: string; ino: number }[] = [];
   const problems: { file: string; message: string }[] = [];
   const onDir = opts.onDir ?? (() => undefined);
+  const listings = { known: opts.knownListing ?? null, found: opts.onListing ?? null };
   const known = opts.knownStats ?? null;
   if (opts.top === false) {
-    await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, known, files, dirs, problems);
+    await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, known, listings, files, dirs, problems);
     return { files, dirs, problems, homeExists: true };
   }
   try {
@@ -125,7 +149,7 @@ export async function walkHome(home: string, opts: WalkOptions = {}): Promise<Wa
     const st = await statOrNull(f);
     if (st?.isFile()) files.push({ kind: 'settings', file: f, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
   }
-  await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, known, files, dirs, problems);
+  await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, known, listings, files, dirs, problems);
   return { files, dirs, problems, homeExists: true };
 }
 
@@ -135,6 +159,7 @@ async function walkRoots(
   roots: readonly WalkRoot[],
   onDir: (dir: string, ino: number) => void,
   knownStats: ((dir: string, own: Stats) => KnownStat | null) | null,
+  listings: { known: WalkOptions['knownListing'] | null; found: WalkOptions['onListing'] | null },
   files: FoundFile[],
   dirs: { dir: string; ino: number }[],
   problems: { file: string; message: string }[],
@@ -152,6 +177,24 @@ async function walkRoots(
     // Watched before it is listed: a file created after the listing is then always reported.
     const own = statSyncOrNull(dir);
     if (own?.isDirectory()) onDir(dir, own.ino);
+    const cached = own?.isDirectory() && listings.known ? listings.known(dir, own) : null;
+    if (own && cached) {
+      // Unchanged since it was listed: the same names, without reading the directory again.
+      dirs.push({ dir, ino: own.ino });
+      const known = knownStats ? knownStats(dir, own) : null;
+      for (const name of cached.files) {
+        const full = dir + sep + name;
+        const kind = classifyPath(home, full);
+        if (!kind) continue;
+        const st = known?.(full, kind) ?? fileStatOrNull(full);
+        if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+        if (slices.due()) await slices.pause();
+      }
+      listings.found?.(dir, own, cached, true);
+      if (slices.due()) await slices.pause();
+      if (depth < 12) for (const sub of cached.dirs) await walkDir(dir + sep + sub, depth + 1);
+      return;
+    }
     let entries;
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -163,18 +206,24 @@ async function walkRoots(
     if (own) dirs.push({ dir, ino: own.ino });
     const known = own && knownStats ? knownStats(dir, own) : null;
     const subdirs: string[] = [];
+    // What is found here by name, for `onListing` (null once a symbolic link makes names not enough).
+    let listing: DirListing | null = { files: [], dirs: [] };
     for (const e of entries) {
       // `dir` is normalised and an entry name is one plain segment: joining is concatenation.
       const full = dir + sep + e.name;
       if (e.isDirectory()) {
-        if (depth < 12 && !isTempName(e.name) && full !== alive) subdirs.push(full);
+        if (isTempName(e.name) || full === alive) continue;
+        listing?.dirs.push(e.name);
+        if (depth < 12) subdirs.push(full);
       } else if (e.isFile()) {
         const kind = classifyPath(home, full);
         if (!kind) continue;
+        listing?.files.push(e.name);
         const st = known?.(full, kind) ?? statSyncOrNull(full);
         if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
         if (slices.due()) await slices.pause();
       } else if (e.isSymbolicLink()) {
+        listing = null;
         // Not followed: a symlink loop must not make the walk endless.
         const target = await fsp.stat(full).catch(() => null);
         if (target?.isDirectory()) problems.push({ file: full, message: 'symlinked directory not followed' });
@@ -184,10 +233,17 @@ async function walkRoots(
         } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
       }
     }
+    if (own?.isDirectory()) listings.found?.(dir, own, listing, false);
     if (slices.due()) await slices.pause();
     for (const sub of subdirs) await walkDir(sub, depth + 1);
   };
   for (const r of roots) await walkDir(path.join(home, r), 0);
+}
+
+/** The stat of a regular file at `file`, or null (gone, or something else now). */
+function fileStatOrNull(file: string): Stats | null {
+  const st = statSyncOrNull(file);
+  return st?.isFile() ? st : null;
 }
 
 function statSyncOrNull(file: string): Stats | null {

@@ -66,7 +66,7 @@ export class SessionCache<T> {
     readonly home: string,
     private readonly writer: string,
     private readonly compact: (entry: T) => T,
-    private readonly front: (entry: T) => boolean,
+    private readonly front: (entry: T, key: string) => boolean,
   ) {}
 
   /**
@@ -81,7 +81,7 @@ export class SessionCache<T> {
     home: string,
     writer: string,
     compact: (entry: T) => T = (e) => e,
-    front: (entry: T) => boolean = () => false,
+    front: (entry: T, key: string) => boolean = () => false,
   ): Promise<SessionCache<T>> {
     const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact, front);
     const file = CacheFile.open(cache.file);
@@ -212,8 +212,8 @@ export class SessionCache<T> {
       await removeStaleTemps(path.dirname(this.file));
     }
     const all = [...this.entries];
-    const head = all.filter(([, e]) => this.front(e));
-    const tail = all.filter(([, e]) => !this.front(e));
+    const head = all.filter(([k, e]) => this.front(e, k));
+    const tail = all.filter(([k, e]) => !this.front(e, k));
     const header: CacheHeader = { format: SESSION_CACHE_FORMAT, writer: this.writer, node: process.version, home: this.home, front: Math.ceil(head.length / SLICE_ENTRIES) };
     await fsp.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;

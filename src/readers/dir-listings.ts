@@ -1,0 +1,175 @@
+/**
+ * What a start remembers of the home's directories in the session cache, so a warm start reads
+ * (lists) only the directories that changed since (docs/PERFORMANCE.md, "Directory listings from
+ * the cache"). A directory's ctime changes whenever an entry in it is created, removed or renamed,
+ * so while a directory has the inode and ctime recorded, its listing is the one recorded. A change
+ * within the same tick of the file system's clock could leave its ctime as recorded: a directory
+ * is recorded only once its last change is RACY_DIR_MS old. Files are not covered: an append
+ * changes a file, not its directory, so the walk still stats them.
+ *
+ * Used by the home reader and by the benchmark's warm floor (bench/floor.mjs), which does what a
+ * warm start with this cache must do.
+ */
+import type { Stats } from 'node:fs';
+import path from 'node:path';
+import { LIST_ROOTS, type DirListing, type WalkRoot } from './home-walk.js';
+
+/** How old a directory's last change must be for it to be recorded. */
+export const RACY_DIR_MS = 2_000;
+
+/**
+ * An incident directory as a start found it (keyed by its path inside the home and a separator):
+ * while it has this inode and ctime, no file in it was created, removed or renamed since, and a
+ * warm start takes the stats of the incident files the cache holds there from the cache
+ * (HomeReader.knownIncidentStats). Its listing is not recorded (see LISTED_ROOTS).
+ */
+export interface CachedDir {
+  k: 'dir';
+  ino: number;
+  ctimeMs: number;
+}
+
+/**
+ * The directories under one of LISTED_ROOTS as a start's walk found them (keyed by the root's path
+ * inside the home and a separator). One entry per root, its directories in walk order (a parent
+ * before its children), each naming its parent by index, so no path is written twice: ~180 KB for
+ * the big home's 1 412 session directories, where an entry per directory keyed by its path took
+ * ~420 KB — the cache is read at every start, and counts against its bytes read.
+ */
+export interface CachedTree {
+  k: 'tree';
+  nodes: TreeNode[];
+}
+
+/**
+ * A directory: its parent's index in the tree (-1: the root), its name ('' for the root) and, when
+ * its listing is recorded, its inode, ctime and artifact file names. Its subdirectories are the
+ * nodes that name it as their parent: a directory is recorded only when each of them is a node.
+ */
+export type TreeNode = [parent: number, name: string] | [parent: number, name: string, ino: number, ctimeMs: number, files: string[]];
+
+/**
+ * Where a start takes unchanged directories' listings from the cache: the walk roots with many
+ * directories. Not incidents/ (5 directories in the big home, whose 5 000 names would be ~380 KB
+ * more cache to read at every start, for ~10 ms; their files' stats are taken from the cache
+ * instead: CachedDir) nor loop-dash/ (checkpoints/ changes whenever a running pi writes one).
+ */
+export const LISTED_ROOTS: readonly WalkRoot[] = ['sessions', 'tmp/async-subagent-runs', 'loop-wait'];
+
+/** The trees in the cache's front: those of the roots walked before the session list is drawn. */
+export const FRONT_TREE_KEYS: readonly string[] = LISTED_ROOTS.filter((r) => LIST_ROOTS.includes(r)).map((r) => r + path.sep);
+
+/** A cache entry of an incident directory that says it has this inode and ctime. */
+export function isRecordedDir(entry: unknown, st: { ino: number; ctimeMs: number }): entry is CachedDir {
+  const e = entry as Partial<CachedDir> | undefined;
+  return e?.k === 'dir' && e.ino === st.ino && e.ctimeMs === st.ctimeMs;
+}
+
+/** A cache entry that is a tree of listings. */
+export function isTree(entry: unknown): entry is CachedTree {
+  return (entry as Partial<CachedTree> | undefined)?.k === 'tree';
+}
+
+/** A directory whose listing the cache holds, with its inode and ctime then. */
+interface RecordedDir extends DirListing {
+  ino: number;
+  ctimeMs: number;
+}
+
+/** A directory as this start's walk found it. */
+interface WalkedDir {
+  ino: number;
+  ctimeMs: number;
+  /** Null: not to be recorded (changed within RACY_DIR_MS, or a symbolic link in it). */
+  listing: DirListing | null;
+  /** The listing was the cache's. */
+  known: boolean;
+}
+
+/**
+ * One start's listings under LISTED_ROOTS of `home`: the ones the cache holds (`known`), the ones
+ * the walk found (`found`), and the trees to record once the start has answered every file
+ * (`trees`). `entryOf` gives the cache's entry of a path (a directory's path ends in a separator).
+ */
+export class DirListings {
+  readonly roots: readonly string[];
+  private readonly walked = new Map<string, WalkedDir>();
+  /** Per root, the listings its cached tree holds, by directory (built at first use). */
+  private readonly recorded = new Map<string, Map<string, RecordedDir>>();
+
+  constructor(
+    home: string,
+    private readonly entryOf: (file: string) => unknown,
+  ) {
+    this.roots = LISTED_ROOTS.map((r) => path.join(home, r));
+  }
+
+  private rootOf(dir: string): string | undefined {
+    return this.roots.find((r) => dir === r || dir.startsWith(r + path.sep));
+  }
+
+  /** The listing of `dir` the cache holds, if `dir` is unchanged since (inode and ctime), else null. */
+  known(dir: string, own: Stats): DirListing | null {
+    const root = this.rootOf(dir);
+    if (!root) return null;
+    let dirs = this.recorded.get(root);
+    if (!dirs) {
+      dirs = recordedDirsOf(root, this.entryOf(root + path.sep));
+      this.recorded.set(root, dirs);
+    }
+    const d = dirs.get(dir);
+    return d && d.ino === own.ino && d.ctimeMs === own.ctimeMs ? d : null;
+  }
+
+  /** What the walk found in `dir` (`known`: from the cache), at `now` (for RACY_DIR_MS). */
+  found(dir: string, own: Stats, listing: DirListing | null, known: boolean, now: number): void {
+    if (!this.rootOf(dir)) return;
+    const settled = listing !== null && own.ctimeMs < now - RACY_DIR_MS;
+    this.walked.set(dir, { ino: own.ino, ctimeMs: own.ctimeMs, listing: settled ? listing : null, known });
+  }
+
+  /**
+   * The trees to write, by key (a root's path and a separator; null: remove it): the roots with a
+   * directory the walk read (whose every listing came from the cache are left out). A directory is
+   * recorded with its listing only when each subdirectory it lists was walked (is a node).
+   */
+  trees(): [string, CachedTree | null][] {
+    const out: [string, CachedTree | null][] = [];
+    for (const root of this.roots) {
+      const walked = [...this.walked].filter(([dir]) => dir === root || dir.startsWith(root + path.sep));
+      if (walked.length > 0 && walked.every(([, w]) => w.known)) continue;
+      const index = new Map<string, number>();
+      const nodes: TreeNode[] = [];
+      for (const [dir, w] of walked) {
+        const parent = dir === root ? -1 : index.get(path.dirname(dir));
+        if (parent === undefined) continue;
+        index.set(dir, nodes.length);
+        const name = dir === root ? '' : path.basename(dir);
+        const complete = w.listing?.dirs.every((sub) => this.walked.has(dir + path.sep + sub));
+        nodes.push(w.listing && complete ? [parent, name, w.ino, w.ctimeMs, w.listing.files] : [parent, name]);
+      }
+      out.push([root + path.sep, nodes.length > 0 ? { k: 'tree', nodes } : null]);
+    }
+    return out;
+  }
+}
+
+/** The directories of a cached tree of `root` whose listing it records, by path (none when `entry` is not a tree). */
+function recordedDirsOf(root: string, entry: unknown): Map<string, RecordedDir> {
+  const out = new Map<string, RecordedDir>();
+  if (!isTree(entry)) return out;
+  const paths: string[] = [];
+  const recorded: (RecordedDir | null)[] = [];
+  for (const node of entry.nodes) {
+    const [parent, name] = node;
+    // Written in walk order, a parent first: anything else is not a tree this reader wrote.
+    if (parent >= paths.length || (parent < 0 && paths.length > 0)) break;
+    const dir = parent < 0 ? root : paths[parent] + path.sep + name;
+    const r = node.length === 5 ? { ino: node[2], ctimeMs: node[3], files: node[4], dirs: [] as string[] } : null;
+    paths.push(dir);
+    recorded.push(r);
+    if (r) out.set(dir, r);
+    if (parent >= 0) recorded[parent]?.dirs.push(name);
+  }
+  return out;
+}
