@@ -635,6 +635,26 @@ test('a warm start takes the listing of each directory under sessions/, tmp/asyn
   }
 });
 
+test('a start sends no warnings for files that have none (nothing was shown to clear); a file\'s warnings are sent, and cleared once it is fixed', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const bad = path.join(manifest.home, 'tmp', 'async-subagent-runs', 'zzbad', 'status.json');
+  mkdirSync(path.dirname(bad));
+  writeFileSync(bad, '{"runId":');
+  const batches = await batchesOf(manifest.home, path.join(base, 'cache'));
+  const warnings = batches.flat().filter((e): e is Extract<ReaderEvent, { type: 'warnings' }> => e.type === 'warnings');
+  assert.deepEqual(warnings.filter((e) => e.warnings.length === 0).map((e) => e.file), [], 'no empty list sent');
+  assert.ok(warnings.some((e) => e.file === bad && e.warnings.length > 0), 'the bad lane status\'s warning is sent');
+  // Fixed while watched: an empty list clears it.
+  let state: ModelState = initialModelState();
+  const reader = new HomeReader({ home: manifest.home, emit: (events) => (state = reduceEvents(state, events)), watch: true, now: () => NOW, host: 'test-host' });
+  t.after(() => reader.stop());
+  await reader.start();
+  await waitFor(() => (state.warnings.get(bad)?.length ?? 0) > 0, 'the bad lane status\'s warning', 5_000);
+  writeFileSync(bad + '.tmp', JSON.stringify({ runId: 'zzbad', sessionId: null, state: 'complete', startedAt: NOW - 60_000, endedAt: NOW }));
+  renameSync(bad + '.tmp', bad);
+  await waitFor(() => !state.warnings.has(bad), 'its warning cleared once fixed', 5_000);
+});
+
 test('a warm start takes an unchanged state log\'s events from the cache without opening it, with the same model as a read; an appended one is read again', async (t) => {
   const { base, manifest } = await demoHome(t);
   const logs: string[] = [];

@@ -1442,6 +1442,9 @@ export class HomeReader {
       // pushes its file's warnings).
       const shown = this.shownWarnings.get(event.file);
       if (shown?.list === event.warnings) return;
+      // None shown and none now (every file a start reads, the first time): nothing to send or
+      // keep — the model holds warnings of a file only while this map does (forget clears both).
+      if (shown === undefined && event.warnings.length === 0) return;
       const key = event.warnings.length === 0 ? '' : JSON.stringify(event.warnings);
       this.shownWarnings.set(event.file, { list: event.warnings, key });
       if (shown?.key === key) return;
