@@ -655,6 +655,41 @@ test('a start sends no warnings for files that have none (nothing was shown to c
   await waitFor(() => !state.warnings.has(bad), 'its warning cleared once fixed', 5_000);
 });
 
+test('a lane status\'s and a checkpoint\'s session paths under the home are cached relative to it, and a warm start shows every record exactly as a start without a cache reads it', async (t) => {
+  const { base, manifest } = await demoHome(t);
+  const home = manifest.home;
+  const cacheDir = path.join(base, 'cache');
+  const run = path.join(home, 'tmp', 'async-subagent-runs', '0ef1fa8b', 'status.json');
+  const status = JSON.parse(readFileSync(run, 'utf8')) as { sessionId: string; sessionFile: string; steps: { sessionFile: string | null }[] };
+  // Paths under the home, one outside it and one that only begins like it: only the first are shortened.
+  const outside = path.join(base, 'elsewhere', 'x.jsonl');
+  const lookalike = `${home}-other/y.jsonl`;
+  status.steps = [...status.steps, { ...status.steps[0]!, sessionFile: outside }, { ...status.steps[0]!, sessionFile: lookalike }];
+  writeFileSync(run, JSON.stringify(status));
+  const cold = await modelAfterStart(home, { cacheDir });
+  const entry = await cachedEntry<{ homeOmitted?: number; record: typeof status }>(cacheDir, home, run);
+  assert.ok(status.sessionId.startsWith(home + path.sep) && status.sessionFile.startsWith(home + path.sep));
+  assert.equal(entry?.record.sessionId, path.relative(home, status.sessionId), 'sessionId cached relative to the home');
+  assert.equal(entry?.record.sessionFile, path.relative(home, status.sessionFile), 'sessionFile too');
+  assert.deepEqual(entry?.record.steps.slice(-2).map((s) => s.sessionFile), [outside, lookalike], 'a path outside the home is cached as it is');
+  const checkpoint = readdirSync(path.join(home, 'loop-dash', 'checkpoints')).map((n) => path.join(home, 'loop-dash', 'checkpoints', n))[0]!;
+  const cp = await cachedEntry<{ homeOmitted?: number; record: { checkpoint: { sessionFile: string } } }>(cacheDir, home, checkpoint);
+  assert.equal(cp?.homeOmitted, 1, 'a checkpoint\'s sessionFile is cached relative to the home');
+  assert.ok(!cp.record.checkpoint.sessionFile.startsWith(path.sep));
+  const warm = await modelAfterStart(home, { cacheDir });
+  assert.deepEqual(warm, cold, 'a warm start has the model of the cold one');
+  assert.deepEqual(warm, await modelAfterStart(home), 'and of a start without a cache');
+  // A new incident makes the next start write the cache again, with the records it took up (the
+  // paths put back) compacted anew: still relative, and the start after reads them as written.
+  const cacheFile = sessionCacheFile(cacheDir, home);
+  const written = statSync(cacheFile).mtimeMs;
+  writeFileSync(path.join(home, 'incidents', 'zz-new.json'), JSON.stringify({ v: 1, session: 's-new', class: 'loop-arm-refused', at: '2026-11-30T11:00:00.000Z', cwd: '/w', reason: 'r' }));
+  await modelAfterStart(home, { cacheDir });
+  assert.notEqual(statSync(cacheFile).mtimeMs, written, 'the cache was written again');
+  assert.equal((await cachedEntry<{ record: typeof status }>(cacheDir, home, run))?.record.sessionId, path.relative(home, status.sessionId), 'still relative');
+  assert.deepEqual(await modelAfterStart(home, { cacheDir }), await modelAfterStart(home), 'the start after shows the records as written');
+});
+
 test('a warm start takes an unchanged state log\'s events from the cache without opening it, with the same model as a read; an appended one is read again', async (t) => {
   const { base, manifest } = await demoHome(t);
   const logs: string[] = [];

@@ -192,6 +192,8 @@ interface CachedSmallFile {
   record: unknown;
   /** An incident's raw fields its record says, left out of the cache (incident-file.ts compactIncidentRaw). */
   rawOmitted?: number;
+  /** Which of the record's session paths were written relative to the home (see compactHomePaths). */
+  homeOmitted?: number;
 }
 
 /**
@@ -358,7 +360,7 @@ export class HomeReader {
     if (this.opts.cacheDir) {
       // Only the cache's front now: the listings of sessions/ (its walk comes first) and the
       // checkpoints' records (~1 MB of a big home's ~8 MB).
-      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, compactEntry, isFrontEntry);
+      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, (e) => compactEntry(e, this.home), isFrontEntry);
       this.cache.onChange = (wasChanged) => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
     }
     // Directories unchanged since the cache recorded them are not read (dir-listings.ts).
@@ -1122,6 +1124,10 @@ export class HomeReader {
         incident.raw = expandIncidentRaw(incident, incident.raw, c.rawOmitted);
         c.rawOmitted = 0;
       }
+      if (c.homeOmitted) {
+        expandHomePaths(kind, c.record, c.homeOmitted, this.home);
+        c.homeOmitted = 0;
+      }
     }
     return { record: c.record as T, warnings: [], missing: false, transient: false, mtimeMs: found.mtimeMs };
   }
@@ -1498,16 +1504,70 @@ export async function loadHomeOnce(home: string, opts: { now?: () => number; hos
 
 /**
  * A small file's record is written without its file and home (the key says them); an incident's
- * also without the raw fields its record says (incident-file.ts compactIncidentRaw).
+ * also without the raw fields its record says (incident-file.ts compactIncidentRaw); a lane
+ * status's and a checkpoint's session paths under the home relative to it (compactHomePaths).
  */
-function compactEntry(e: CacheEntry): CacheEntry {
+function compactEntry(e: CacheEntry, home: string): CacheEntry {
   if (!('k' in e) || e.k === 'dir' || e.k === 'tree' || e.k === 'log') return e;
   // Still as loaded (not taken up since): already compact.
-  if (e.rawOmitted) return e;
+  if (e.rawOmitted || e.homeOmitted) return e;
   const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
+  if (e.kind === 'lane-status' || e.kind === 'checkpoint') {
+    const { record: compact, homeOmitted } = compactHomePaths(e.kind, record, home);
+    return homeOmitted ? { ...e, record: compact, homeOmitted } : { ...e, record };
+  }
   if (e.kind !== 'incident') return { ...e, record };
   const { raw, rawOmitted } = compactIncidentRaw(e.record as IncidentRecord);
   return { ...e, record: { ...record, raw }, rawOmitted };
+}
+
+/** Paths a record may carry beyond this many are written as they are (bit i of `homeOmitted` is 2 ** i). */
+const HOME_PATH_SLOTS = 50;
+
+/**
+ * Calls `f` on each string field of a lane status or checkpoint record that may hold a session
+ * path under the home — slot 0, 1, … in a fixed order — and sets the field to what it returns.
+ */
+function eachHomePath(kind: ArtifactKind, record: unknown, f: (value: string, slot: number) => string): void {
+  const at = (o: Record<string, unknown> | undefined, key: string, slot: number) => {
+    const value = o?.[key];
+    if (o && typeof value === 'string' && slot < HOME_PATH_SLOTS) o[key] = f(value, slot);
+  };
+  if (kind === 'lane-status') {
+    const r = record as Record<string, unknown>;
+    at(r, 'sessionId', 0);
+    at(r, 'sessionFile', 1);
+    if (Array.isArray(r.steps)) r.steps.forEach((step: Record<string, unknown>, i) => at(step, 'sessionFile', 2 + i));
+  } else if (kind === 'checkpoint') {
+    at((record as { checkpoint?: Record<string, unknown> }).checkpoint, 'sessionFile', 0);
+  }
+}
+
+/**
+ * A copy of a lane status or checkpoint record (without file and home) with its session paths
+ * under the home written relative to it, and which were (bit i: slot i of eachHomePath). They
+ * are what most of these records' bytes repeat: ~50 bytes of home prefix, three times in a lane
+ * status — ~215 KB of the big home's cache, read at every start.
+ */
+function compactHomePaths(kind: 'lane-status' | 'checkpoint', record: Record<string, unknown>, home: string): { record: Record<string, unknown>; homeOmitted: number } {
+  const prefix = home + path.sep;
+  const copy =
+    kind === 'lane-status'
+      ? { ...record, ...(Array.isArray(record.steps) ? { steps: (record.steps as object[]).map((s) => ({ ...s })) } : {}) }
+      : { ...record, ...(record.checkpoint ? { checkpoint: { ...(record.checkpoint as object) } } : {}) };
+  let homeOmitted = 0;
+  eachHomePath(kind, copy, (value, slot) => {
+    if (!value.startsWith(prefix)) return value;
+    homeOmitted += 2 ** slot;
+    return value.slice(prefix.length);
+  });
+  return { record: copy, homeOmitted };
+}
+
+/** Puts back the home in front of the session paths compactHomePaths left relative (in place: a record as deserialised). */
+function expandHomePaths(kind: ArtifactKind, record: unknown, homeOmitted: number, home: string): void {
+  const prefix = home + path.sep;
+  eachHomePath(kind, record, (value, slot) => (Math.floor(homeOmitted / 2 ** slot) % 2 === 1 ? prefix + value : value));
 }
 
 /**
