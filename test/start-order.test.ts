@@ -596,6 +596,13 @@ test('a warm start takes the listing of each directory under sessions/, tmp/asyn
   for (const dir of ['sessions', 'tmp/async-subagent-runs/0ef1fa8b', 'loop-wait']) assert.ok(cold.read.has(path.join(home, dir)), `a cold start reads ${dir}`);
   const warm = await start();
   assert.deepEqual(sorted(warm.read), [], 'a warm start reads none of them');
+  // Polling forced (a network file system, whose client may cache a directory's ctime): every
+  // directory is read, and every incident stat'ed.
+  const polled = await pathsGivenTo('statSync', () => pathsGivenTo('readdirSync', () => modelAfterStart(home, { cacheDir, now: later, polling: true })));
+  assert.deepEqual(sorted(listed(polled.value.paths)), sorted(cold.read), 'polling: every directory is read');
+  const incident = readdirSync(path.join(home, 'incidents', 'request')).map((n) => path.join(home, 'incidents', 'request', n))[0]!;
+  assert.ok(polled.paths.has(incident), 'and the incidents stat\'ed');
+  assert.deepEqual(polled.value.value, cold.model, 'with the same model');
   assert.ok(warm.all.has(path.join(home, 'incidents', 'request')) && warm.all.has(path.join(home, 'loop-dash', 'checkpoints')), 'and still reads incidents/ and loop-dash/');
   assert.deepEqual(warm.model, cold.model, 'with the same model');
 

@@ -363,9 +363,13 @@ export class HomeReader {
       this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, (e) => compactEntry(e, this.home), isFrontEntry);
       this.cache.onChange = (wasChanged) => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
     }
-    // Directories unchanged since the cache recorded them are not read (dir-listings.ts).
+    // Directories unchanged since the cache recorded them are not read (dir-listings.ts), and the
+    // stats of the incidents in them are the cache's (knownIncidentStats) — both trust a
+    // directory's ctime, which a network file system's client may cache: not when polling is
+    // forced (`--poll`, CHOKIDAR_USEPOLLING: how such a home is watched).
+    const trustDirs = !this.opts.polling;
     const listings = {
-      knownListing: (dir: string, own: Stats) => this.listings.known(dir, own),
+      knownListing: (dir: string, own: Stats) => (trustDirs ? this.listings.known(dir, own) : null),
       onListing: (dir: string, own: Stats, listing: DirListing | null, known: boolean) => {
         if (this.cache) this.listings.found(dir, own, listing, known, this.opts.now());
       },
@@ -467,7 +471,7 @@ export class HomeReader {
     this.readJob = job;
 
     const incidents = homePaths(this.home).incidents;
-    const later = await more(LATER_ROOTS, (dir, own) => (dir === incidents || dir.startsWith(incidents + path.sep) ? this.knownIncidentStats(dir, own) : null));
+    const later = await more(LATER_ROOTS, (dir, own) => (trustDirs && (dir === incidents || dir.startsWith(incidents + path.sep)) ? this.knownIncidentStats(dir, own) : null));
     this.walkMs = walkMs;
     const walk = { files: [...listed.files, ...live.files, ...later.files], dirs: [...listed.dirs, ...live.dirs, ...later.dirs], problems: [...listed.problems, ...live.problems, ...later.problems] };
     // Each step below runs over every file or directory of the home: the loop gets a turn between.
