@@ -15,7 +15,7 @@ import path from 'node:path';
 const args = process.argv.slice(2);
 const warmAt = args.indexOf('--warm');
 const cacheFile = warmAt >= 0 ? args[warmAt + 1] : null;
-const home = args.find((a, i) => !a.startsWith('--') && (warmAt < 0 || i !== warmAt + 1));
+const home = path.resolve(args.find((a, i) => !a.startsWith('--') && (warmAt < 0 || i !== warmAt + 1)));
 const watchers = [];
 
 // Loaded as the dashboard loads it: its own slice reader and listings (the build's src/readers/).

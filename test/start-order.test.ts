@@ -578,9 +578,9 @@ test('a warm start takes the listing of each directory under sessions/, tmp/asyn
   const { base, manifest } = await demoHome(t);
   const home = manifest.home;
   const cacheDir = path.join(base, 'cache');
-  // The home was just written: a clock a minute ahead lets its directories be recorded (RACY_DIR_MS),
-  // and the same time at every start gives the same model.
-  const at = Date.now() + 60_000;
+  // The home was just written: a clock an hour ahead lets its directories be recorded (RACY_DIR_MS)
+  // however long the test takes, and the same time at every start gives the same model.
+  const at = Date.now() + 3_600_000;
   const later = () => at;
   const listedRoots = ['sessions', path.join('tmp', 'async-subagent-runs'), 'loop-wait'].map((r) => path.join(home, r));
   const listed = (paths: Set<string>) => new Set([...paths].filter((p) => listedRoots.some((r) => p === r || p.startsWith(r + path.sep))));
@@ -594,8 +594,11 @@ test('a warm start takes the listing of each directory under sessions/, tmp/asyn
 
   const cold = await start();
   for (const dir of ['sessions', 'tmp/async-subagent-runs/0ef1fa8b', 'loop-wait']) assert.ok(cold.read.has(path.join(home, dir)), `a cold start reads ${dir}`);
+  const cacheFile = sessionCacheFile(cacheDir, home);
+  const written = statSync(cacheFile).mtimeMs;
   const warm = await start();
   assert.deepEqual(sorted(warm.read), [], 'a warm start reads none of them');
+  assert.equal(statSync(cacheFile).mtimeMs, written, 'and, nothing having changed, does not write the cache');
   // Polling forced (a network file system, whose client may cache a directory's ctime): every
   // directory is read, and every incident stat'ed.
   const polled = await pathsGivenTo('statSync', () => pathsGivenTo('readdirSync', () => modelAfterStart(home, { cacheDir, now: later, polling: true })));
@@ -619,8 +622,15 @@ test('a warm start takes the listing of each directory under sessions/, tmp/asyn
   assert.notEqual(status.state, 'failed');
   writeFileSync(path.join(runDir, 'status.json.tmp'), JSON.stringify({ ...status, state: 'failed', endedAt: NOW }));
   renameSync(path.join(runDir, 'status.json.tmp'), path.join(runDir, 'status.json'));
+  // A new lane directory with a session in it, under a root's directory of lanes.
+  const repoRoot = path.join(home, 'sessions', readdirSync(path.join(home, 'sessions')).find((n) => n.endsWith('-repo--'))!);
+  const lanes = path.join(repoRoot, readdirSync(repoRoot, { withFileTypes: true }).find((e) => e.isDirectory())!.name);
+  const someLane = path.join(lanes, readdirSync(lanes)[0]!);
+  const newLane = path.join(lanes, 'c0ffee01');
+  mkdirSync(newLane);
+  writeFileSync(path.join(newLane, '2026-11-30T11-58-00-000Z_0c0ffee0-0000-4000-8000-000000000002.jsonl'), readFileSync(path.join(someLane, readdirSync(someLane).find((n) => n.endsWith('.jsonl'))!)));
   const changed = await start();
-  assert.deepEqual(sorted(changed.read), [rootDir, runDir, runs].sort(), 'only the changed directories are read');
+  assert.deepEqual(sorted(changed.read), [rootDir, runDir, runs, lanes, newLane].sort(), 'only the changed directories (and the new one) are read');
   const fresh = await uncached();
   assert.deepEqual(changed.model, fresh, 'the model of a start without a cache');
   assert.notDeepEqual(fresh, cold.model, 'which differs from the first one');
@@ -635,10 +645,13 @@ test('a warm start takes the listing of each directory under sessions/, tmp/asyn
 
   // A symbolic link in a directory: read at every start (the link is followed by a stat each walk).
   symlinkSync(path.join(runDir, 'status.json'), path.join(runDir, 'linked.json'));
+  let savedAt = 0;
   for (let i = 1; i <= 2; i++) {
     const linked = await start();
     assert.deepEqual(sorted(linked.read), [runDir], `start ${i} after the link reads its directory`);
     assert.deepEqual(linked.model, await uncached(), 'with the model of a start without a cache');
+    if (i === 2) assert.equal(statSync(cacheFile).mtimeMs, savedAt, 'the same tree again: the cache is not written for it');
+    savedAt = statSync(cacheFile).mtimeMs;
   }
 });
 
@@ -666,35 +679,45 @@ test('a lane status\'s and a checkpoint\'s session paths under the home are cach
   const { base, manifest } = await demoHome(t);
   const home = manifest.home;
   const cacheDir = path.join(base, 'cache');
+  // Directories recorded (a clock an hour ahead: RACY_DIR_MS), so a start with nothing changed writes no cache.
+  const at = Date.now() + 3_600_000;
+  const now = () => at;
   const run = path.join(home, 'tmp', 'async-subagent-runs', '0ef1fa8b', 'status.json');
   const status = JSON.parse(readFileSync(run, 'utf8')) as { sessionId: string; sessionFile: string; steps: { sessionFile: string | null }[] };
   // Paths under the home, one outside it and one that only begins like it: only the first are shortened.
   const outside = path.join(base, 'elsewhere', 'x.jsonl');
   const lookalike = `${home}-other/y.jsonl`;
-  status.steps = [...status.steps, { ...status.steps[0]!, sessionFile: outside }, { ...status.steps[0]!, sessionFile: lookalike }];
+  // 52 steps: paths 2 + 48 on have no bit of their own and are cached as they are.
+  const under = (i: number) => ({ ...status.steps[0]!, sessionFile: path.join(home, 'sessions', `lane-${i}.jsonl`) });
+  status.steps = [{ ...status.steps[0]!, sessionFile: outside }, { ...status.steps[0]!, sessionFile: lookalike }, ...Array.from({ length: 50 }, (_, i) => under(i))];
   writeFileSync(run, JSON.stringify(status));
-  const cold = await modelAfterStart(home, { cacheDir });
+  const cold = await modelAfterStart(home, { cacheDir, now });
   const entry = await cachedEntry<{ homeOmitted?: number; record: typeof status }>(cacheDir, home, run);
   assert.ok(status.sessionId.startsWith(home + path.sep) && status.sessionFile.startsWith(home + path.sep));
   assert.equal(entry?.record.sessionId, path.relative(home, status.sessionId), 'sessionId cached relative to the home');
   assert.equal(entry?.record.sessionFile, path.relative(home, status.sessionFile), 'sessionFile too');
-  assert.deepEqual(entry?.record.steps.slice(-2).map((s) => s.sessionFile), [outside, lookalike], 'a path outside the home is cached as it is');
+  assert.deepEqual(entry?.record.steps.slice(0, 2).map((s) => s.sessionFile), [outside, lookalike], 'a path outside the home is cached as it is');
+  assert.equal(entry?.record.steps[2]?.sessionFile, path.join('sessions', 'lane-0.jsonl'), 'a step\'s path under the home relative to it');
+  assert.equal(entry?.record.steps[47]?.sessionFile, path.join('sessions', 'lane-45.jsonl'), 'up to the 48th step');
+  assert.equal(entry?.record.steps[48]?.sessionFile, path.join(home, 'sessions', 'lane-46.jsonl'), 'the 49th step\'s path is cached as it is');
   const checkpoint = readdirSync(path.join(home, 'loop-dash', 'checkpoints')).map((n) => path.join(home, 'loop-dash', 'checkpoints', n))[0]!;
   const cp = await cachedEntry<{ homeOmitted?: number; record: { checkpoint: { sessionFile: string } } }>(cacheDir, home, checkpoint);
   assert.equal(cp?.homeOmitted, 1, 'a checkpoint\'s sessionFile is cached relative to the home');
   assert.ok(!cp.record.checkpoint.sessionFile.startsWith(path.sep));
-  const warm = await modelAfterStart(home, { cacheDir });
+  const warm = await modelAfterStart(home, { cacheDir, now });
   assert.deepEqual(warm, cold, 'a warm start has the model of the cold one');
-  assert.deepEqual(warm, await modelAfterStart(home), 'and of a start without a cache');
+  assert.deepEqual(warm, await modelAfterStart(home, { now }), 'and of a start without a cache');
   // A new incident makes the next start write the cache again, with the records it took up (the
   // paths put back) compacted anew: still relative, and the start after reads them as written.
   const cacheFile = sessionCacheFile(cacheDir, home);
   const written = statSync(cacheFile).mtimeMs;
+  await modelAfterStart(home, { cacheDir, now });
+  assert.equal(statSync(cacheFile).mtimeMs, written, 'a start with nothing changed writes no cache');
   writeFileSync(path.join(home, 'incidents', 'zz-new.json'), JSON.stringify({ v: 1, session: 's-new', class: 'loop-arm-refused', at: '2026-11-30T11:00:00.000Z', cwd: '/w', reason: 'r' }));
-  await modelAfterStart(home, { cacheDir });
+  await modelAfterStart(home, { cacheDir, now });
   assert.notEqual(statSync(cacheFile).mtimeMs, written, 'the cache was written again');
   assert.equal((await cachedEntry<{ record: typeof status }>(cacheDir, home, run))?.record.sessionId, path.relative(home, status.sessionId), 'still relative');
-  assert.deepEqual(await modelAfterStart(home, { cacheDir }), await modelAfterStart(home), 'the start after shows the records as written');
+  assert.deepEqual(await modelAfterStart(home, { cacheDir, now }), await modelAfterStart(home, { now }), 'the start after shows the records as written');
 });
 
 test('a warm start takes an unchanged state log\'s events from the cache without opening it, with the same model as a read; an appended one is read again', async (t) => {

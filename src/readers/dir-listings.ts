@@ -129,9 +129,11 @@ export class DirListings {
   }
 
   /**
-   * The trees to write, by key (a root's path and a separator; null: remove it): the roots with a
-   * directory the walk read (whose every listing came from the cache are left out). A directory is
-   * recorded with its listing only when each subdirectory it lists was walked (is a node).
+   * The trees to write, by key (a root's path and a separator; null: remove it): those that differ
+   * from the cache's (a root whose every listing came from the cache is not even compared; one
+   * whose directories changed within RACY_DIR_MS gives the same tree again and again, and is not
+   * written again for it). A directory is recorded with its listing only when each subdirectory it
+   * lists was walked (is a node).
    */
   trees(): [string, CachedTree | null][] {
     const out: [string, CachedTree | null][] = [];
@@ -148,10 +150,26 @@ export class DirListings {
         const complete = w.listing?.dirs.every((sub) => this.walked.has(dir + path.sep + sub));
         nodes.push(w.listing && complete ? [parent, name, w.ino, w.ctimeMs, w.listing.files] : [parent, name]);
       }
+      const was = this.entryOf(root + path.sep);
+      if (nodes.length === 0 ? was === undefined : isTree(was) && sameNodes(was.nodes, nodes)) continue;
       out.push([root + path.sep, nodes.length > 0 ? { k: 'tree', nodes } : null]);
     }
     return out;
   }
+}
+
+/** Two trees' nodes are the same. */
+function sameNodes(a: readonly TreeNode[], b: readonly TreeNode[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.length !== y.length || x[0] !== y[0] || x[1] !== y[1]) return false;
+    if (x.length === 5 && y.length === 5) {
+      if (x[2] !== y[2] || x[3] !== y[3] || x[4].length !== y[4].length || x[4].some((name, j) => name !== y[4][j])) return false;
+    }
+  }
+  return true;
 }
 
 /** The directories of a cached tree of `root` whose listing it records, by path (none when `entry` is not a tree). */

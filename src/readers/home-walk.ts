@@ -206,8 +206,12 @@ async function walkRoots(
     if (own) dirs.push({ dir, ino: own.ino });
     const known = own && knownStats ? knownStats(dir, own) : null;
     const subdirs: string[] = [];
-    // What is found here by name, for `onListing` (null once a symbolic link makes names not enough).
+    // What is found here by name (null once a symbolic link makes names not enough), given to
+    // `onListing` right after the listing, before the stats: the owner judges it by the time now.
     let listing: DirListing | null = { files: [], dirs: [] };
+    // The files and symbolic links found, in order (a link's kind is null: it is stat'ed below).
+    const fulls: string[] = [];
+    const kinds: (ArtifactKind | null)[] = [];
     for (const e of entries) {
       // `dir` is normalised and an entry name is one plain segment: joining is concatenation.
       const full = dir + sep + e.name;
@@ -219,21 +223,32 @@ async function walkRoots(
         const kind = classifyPath(home, full);
         if (!kind) continue;
         listing?.files.push(e.name);
-        const st = known?.(full, kind) ?? statSyncOrNull(full);
-        if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
-        if (slices.due()) await slices.pause();
+        fulls.push(full);
+        kinds.push(kind);
       } else if (e.isSymbolicLink()) {
         listing = null;
-        // Not followed: a symlink loop must not make the walk endless.
-        const target = await fsp.stat(full).catch(() => null);
-        if (target?.isDirectory()) problems.push({ file: full, message: 'symlinked directory not followed' });
-        else if (target?.isFile()) {
-          const kind = classifyPath(home, full);
-          if (kind) files.push({ kind, file: full, size: target.size, mtimeMs: target.mtimeMs, ino: target.ino });
-        } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
+        fulls.push(full);
+        kinds.push(null);
       }
     }
     if (own?.isDirectory()) listings.found?.(dir, own, listing, false);
+    for (let i = 0; i < fulls.length; i++) {
+      const full = fulls[i]!;
+      const kind = kinds[i];
+      if (kind) {
+        const st = known?.(full, kind) ?? statSyncOrNull(full);
+        if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+        if (slices.due()) await slices.pause();
+        continue;
+      }
+      // Not followed: a symlink loop must not make the walk endless.
+      const target = await fsp.stat(full).catch(() => null);
+      if (target?.isDirectory()) problems.push({ file: full, message: 'symlinked directory not followed' });
+      else if (target?.isFile()) {
+        const linked = classifyPath(home, full);
+        if (linked) files.push({ kind: linked, file: full, size: target.size, mtimeMs: target.mtimeMs, ino: target.ino });
+      } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
+    }
     if (slices.due()) await slices.pause();
     for (const sub of subdirs) await walkDir(sub, depth + 1);
   };

@@ -14,8 +14,9 @@
  * small records), in slices of a few hundred entries, so writing it never holds the event loop
  * for long: [magic][u32 length, V8 header][u32 length, V8 slice]… Slices are written and read one
  * at a time, so the whole cache is never in one buffer. The entries the reader marks as its
- * front (the checkpoints) are written first, in slices of their own: a start loads them alone
- * (~1 MB of the big home's ~8 MB), draws what they say, and loads the rest after.
+ * front (the checkpoints, and the listings of sessions/) are written first, in slices of their
+ * own: a start loads them alone (~1 MB of the big home's ~8 MB), draws what they say, and loads
+ * the rest after.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, promises as fsp, readSync } from 'node:fs';
@@ -25,7 +26,7 @@ import { probeProcess } from './process-probe.js';
 import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
-export const SESSION_CACHE_FORMAT = 8;
+export const SESSION_CACHE_FORMAT = 9;
 
 export { defaultCacheDir } from './cache-dir.js';
 
