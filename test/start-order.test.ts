@@ -574,14 +574,19 @@ test('a warm start takes the stats of the incidents in a directory unchanged sin
   assert.deepEqual(after.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt), [12345]);
 });
 
-test('a warm start takes the listing of each directory under sessions/, tmp/async-subagent-runs/ and loop-wait/ unchanged since the cache recorded it instead of reading it, with the model of a start without a cache; an entry created, removed or renamed over is seen; a directory changed too recently, or holding a symbolic link, is read again at the next start', async (t) => {
+/**
+ * A demo home and its cache directory, with a clock an hour ahead: the home was just written, and
+ * a directory is recorded only once its last change is RACY_DIR_MS old — so, however long the test
+ * takes, its directories are; the same time at every start gives the same model.
+ */
+async function recordableHome(t: { after: (fn: () => void) => void }): Promise<{ base: string; home: string; cacheDir: string; later: () => number }> {
   const { base, manifest } = await demoHome(t);
-  const home = manifest.home;
-  const cacheDir = path.join(base, 'cache');
-  // The home was just written: a clock an hour ahead lets its directories be recorded (RACY_DIR_MS)
-  // however long the test takes, and the same time at every start gives the same model.
   const at = Date.now() + 3_600_000;
-  const later = () => at;
+  return { base, home: manifest.home, cacheDir: path.join(base, 'cache'), later: () => at };
+}
+
+test('a warm start takes the listing of each directory under sessions/, tmp/async-subagent-runs/ and loop-wait/ unchanged since the cache recorded it instead of reading it, with the model of a start without a cache; an entry created, removed or renamed over is seen; a directory changed too recently, or holding a symbolic link, is read again at the next start', async (t) => {
+  const { home, cacheDir, later } = await recordableHome(t);
   const listedRoots = ['sessions', path.join('tmp', 'async-subagent-runs'), 'loop-wait'].map((r) => path.join(home, r));
   const listed = (paths: Set<string>) => new Set([...paths].filter((p) => listedRoots.some((r) => p === r || p.startsWith(r + path.sep))));
   /** A start with the cache: its model, and the directories under the listed roots it read. */
@@ -676,12 +681,8 @@ test('a start sends no warnings for files that have none (nothing was shown to c
 });
 
 test('a lane status\'s and a checkpoint\'s session paths under the home are cached relative to it, and a warm start shows every record exactly as a start without a cache reads it', async (t) => {
-  const { base, manifest } = await demoHome(t);
-  const home = manifest.home;
-  const cacheDir = path.join(base, 'cache');
-  // Directories recorded (a clock an hour ahead: RACY_DIR_MS), so a start with nothing changed writes no cache.
-  const at = Date.now() + 3_600_000;
-  const now = () => at;
+  // Directories recorded, so a start with nothing changed writes no cache.
+  const { base, home, cacheDir, later: now } = await recordableHome(t);
   const run = path.join(home, 'tmp', 'async-subagent-runs', '0ef1fa8b', 'status.json');
   const status = JSON.parse(readFileSync(run, 'utf8')) as { sessionId: string; sessionFile: string; steps: { sessionFile: string | null }[] };
   // Paths under the home, one outside it and one that only begins like it: only the first are shortened.

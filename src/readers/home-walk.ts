@@ -173,27 +173,26 @@ async function walkRoots(
   // The pi processes' liveness sockets (docs/CONTRACT.md §5): no artifact there, and not watched
   // (a socket made or removed at every session start would be an event for nothing).
   const alive = homePaths(home).alive;
-  const walkDir = async (dir: string, depth: number): Promise<void> => {
-    // Watched before it is listed: a file created after the listing is then always reported.
-    const own = statSyncOrNull(dir);
-    if (own?.isDirectory()) onDir(dir, own.ino);
+  /**
+   * What `dir` holds, by name: its listing in the cache when `knownListing` has one (`known`),
+   * else read. The files and symbolic links in order (a link's kind is null: it is stat'ed, not
+   * taken as a file), the subdirectories to descend into, and the listing for `onListing` (null
+   * once a symbolic link makes names not enough). Null: the directory cannot be read.
+   */
+  const namesOf = (dir: string, own: Stats | null) => {
+    const fulls: string[] = [];
+    const kinds: (ArtifactKind | null)[] = [];
     const cached = own?.isDirectory() && listings.known ? listings.known(dir, own) : null;
-    if (own && cached) {
+    if (cached) {
       // Unchanged since it was listed: the same names, without reading the directory again.
-      dirs.push({ dir, ino: own.ino });
-      const known = knownStats ? knownStats(dir, own) : null;
       for (const name of cached.files) {
         const full = dir + sep + name;
         const kind = classifyPath(home, full);
         if (!kind) continue;
-        const st = known?.(full, kind) ?? fileStatOrNull(full);
-        if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
-        if (slices.due()) await slices.pause();
+        fulls.push(full);
+        kinds.push(kind);
       }
-      listings.found?.(dir, own, cached, true);
-      if (slices.due()) await slices.pause();
-      if (depth < 12) for (const sub of cached.dirs) await walkDir(dir + sep + sub, depth + 1);
-      return;
+      return { listing: cached as DirListing | null, known: true, fulls, kinds, subdirs: cached.dirs };
     }
     let entries;
     try {
@@ -201,42 +200,48 @@ async function walkRoots(
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') problems.push({ file: dir, message: `cannot read directory (${code ?? String(err)})` });
-      return;
+      return null;
     }
-    if (own) dirs.push({ dir, ino: own.ino });
-    const known = own && knownStats ? knownStats(dir, own) : null;
+    const names: string[] = [];
     const subdirs: string[] = [];
-    // What is found here by name (null once a symbolic link makes names not enough), given to
-    // `onListing` right after the listing, before the stats: the owner judges it by the time now.
-    let listing: DirListing | null = { files: [], dirs: [] };
-    // The files and symbolic links found, in order (a link's kind is null: it is stat'ed below).
-    const fulls: string[] = [];
-    const kinds: (ArtifactKind | null)[] = [];
+    let linked = false;
     for (const e of entries) {
       // `dir` is normalised and an entry name is one plain segment: joining is concatenation.
       const full = dir + sep + e.name;
       if (e.isDirectory()) {
-        if (isTempName(e.name) || full === alive) continue;
-        listing?.dirs.push(e.name);
-        if (depth < 12) subdirs.push(full);
+        if (!isTempName(e.name) && full !== alive) subdirs.push(e.name);
       } else if (e.isFile()) {
         const kind = classifyPath(home, full);
         if (!kind) continue;
-        listing?.files.push(e.name);
+        names.push(e.name);
         fulls.push(full);
         kinds.push(kind);
       } else if (e.isSymbolicLink()) {
-        listing = null;
+        linked = true;
         fulls.push(full);
         kinds.push(null);
       }
     }
-    if (own?.isDirectory()) listings.found?.(dir, own, listing, false);
+    return { listing: linked ? null : { files: names, dirs: subdirs }, known: false, fulls, kinds, subdirs };
+  };
+  const walkDir = async (dir: string, depth: number): Promise<void> => {
+    // Watched before it is listed: a file created after the listing is then always reported.
+    const own = statSyncOrNull(dir);
+    if (own?.isDirectory()) onDir(dir, own.ino);
+    const found = namesOf(dir, own);
+    if (!found) return;
+    if (own) dirs.push({ dir, ino: own.ino });
+    // Given right after the listing, before the stats: the owner judges it by the time now.
+    if (own?.isDirectory()) listings.found?.(dir, own, found.listing, found.known);
+    const known = own && knownStats ? knownStats(dir, own) : null;
+    // A name from the cache is a file's only while the directory is unchanged: checked by the stat.
+    const statFile = found.known ? fileStatOrNull : statSyncOrNull;
+    const { fulls, kinds } = found;
     for (let i = 0; i < fulls.length; i++) {
       const full = fulls[i]!;
       const kind = kinds[i];
       if (kind) {
-        const st = known?.(full, kind) ?? statSyncOrNull(full);
+        const st = known?.(full, kind) ?? statFile(full);
         if (st) files.push({ kind, file: full, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
         if (slices.due()) await slices.pause();
         continue;
@@ -250,7 +255,7 @@ async function walkRoots(
       } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
     }
     if (slices.due()) await slices.pause();
-    for (const sub of subdirs) await walkDir(sub, depth + 1);
+    if (depth < 12) for (const sub of found.subdirs) await walkDir(dir + sep + sub, depth + 1);
   };
   for (const r of roots) await walkDir(path.join(home, r), 0);
 }
