@@ -580,7 +580,7 @@ test('the session cache directory: LOOP_DASH_CACHE_DIR (absolute), else $XDG_CAC
   assert.equal(defaultCacheDir({}), path.join(os.homedir(), '.cache', 'loop-dash'));
 });
 
-test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slices); a cut-short, foreign or other-home file loads empty', async () => {
+test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slices), files outside the home keyed apart; a cut-short, foreign or other-home file loads empty', async () => {
   const dir = tmpHome();
   const home = path.join(tmpHome(), 'home');
   const compact = (e: { n: number; text: string }) => ({ n: e.n, text: e.text });
@@ -588,12 +588,24 @@ test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slice
   const cache = await SessionCache.open<{ n: number; text: string }>(dir, home, 'writer-1', compact);
   assert.equal(cache.size, 0);
   for (let i = 0; i < 2_000; i++) cache.set(key(i), { n: i, text: 'é'.repeat(i % 50) });
+  // A file outside the home (a root's state log is keyed by its path from the home) and one whose
+  // path only begins like the home's: each keyed apart from the home's own files.
+  const outside = path.join(path.dirname(home), 'repo', 'state.jsonl');
+  const lookalike = path.join(`${home}x`, 'sessions', 's1.jsonl');
+  cache.set(outside, { n: -1, text: 'outside' });
+  cache.set(lookalike, { n: -2, text: 'lookalike' });
   await cache.save();
   const file = sessionCacheFile(dir, home);
   const again = await SessionCache.open<{ n: number; text: string }>(dir, home, 'writer-1', compact);
   await again.loadRest();
-  assert.equal(again.size, 2_000);
+  assert.equal(again.size, 2_002);
   for (const i of [0, 399, 400, 1_234, 1_999]) assert.deepEqual(again.get(key(i)), { n: i, text: 'é'.repeat(i % 50) });
+  assert.deepEqual(again.get(outside), { n: -1, text: 'outside' });
+  assert.deepEqual(again.get(lookalike), { n: -2, text: 'lookalike' });
+  assert.equal(again.get(path.join(home, 'sessions', 's1.jsonl')), undefined);
+  again.delete(outside);
+  assert.equal(again.get(outside), undefined);
+  assert.equal(again.size, 2_001);
   assert.deepEqual(fs.readdirSync(dir), [path.basename(file)], 'no temporary file is left behind');
   // Another writer or another home: not ours.
   assert.equal((await SessionCache.open(dir, home, 'writer-2')).size, 0);

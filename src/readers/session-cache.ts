@@ -61,6 +61,12 @@ export class SessionCache<T> {
   private rest: CacheFile | null = null;
   /** The cache directory was swept of temp files dead writers left (once, at the first save). */
   private swept = false;
+  /**
+   * `home` with its trailing separator, made once: a getter built it at every lookup (a new
+   * string, flattened by the `startsWith`) — ~17 500 lookups in a warm start of the big home,
+   * ~9 ms of its profile.
+   */
+  private readonly prefix: string;
 
   private constructor(
     readonly file: string,
@@ -68,7 +74,9 @@ export class SessionCache<T> {
     private readonly writer: string,
     private readonly compact: (entry: T) => T,
     private readonly front: (entry: T, key: string) => boolean,
-  ) {}
+  ) {
+    this.prefix = home.endsWith(path.sep) ? home : home + path.sep;
+  }
 
   /**
    * Opens the cache of `home` in `dir` (empty when there is none or it does not fit) and loads its
@@ -140,10 +148,6 @@ export class SessionCache<T> {
   /** The key of a file: its path inside the home. */
   private key(file: string): string {
     return file.startsWith(this.prefix) ? file.slice(this.prefix.length) : path.relative(this.home, file);
-  }
-
-  private get prefix(): string {
-    return this.home.endsWith(path.sep) ? this.home : this.home + path.sep;
   }
 
   get(file: string): T | undefined {
