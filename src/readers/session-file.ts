@@ -297,7 +297,12 @@ export class SessionFileReader {
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(fn);
-    this.chain = run.catch(() => undefined);
+    // The chain keeps only the order, not the last result (a reader's update and its facts, per
+    // session file for as long as the reader lives).
+    this.chain = run.then(
+      () => undefined,
+      () => undefined,
+    );
     return run;
   }
 
