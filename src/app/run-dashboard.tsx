@@ -16,6 +16,7 @@ import type { AuditResult } from '../model/audit.js';
 import type { ActionPort, AuditSource } from '../views/App.js';
 import { drawFirstFrame, envNoColor } from '../views/first-frame.js';
 import { readEarlyKeys } from '../views/early-keys.js';
+import type { ViewState } from '../views/view-state.js';
 import { createSnapshotCache } from '../model/snapshot.js';
 import { TerminalFrame, type FrameSink } from '../views/terminal-frame.js';
 import { inkLoadDelay, installFaultHooks } from './fault-hooks.js';
@@ -198,6 +199,31 @@ function sessionListOrTimeout(store: LiveStore, homes: number, ms: number): Prom
   });
 }
 
+const loadInk = () => Promise.all([import('ink'), import('../views/App.js')]);
+
+/**
+ * The first frame, drawn before Ink is loaded (first-frame.ts), and the plain keys typed on it
+ * while Ink loads (early-keys.ts): resolves with Ink and App (null when `q` quit first), where the
+ * keys left the view, and whether stdin was read for them. The first screen stays in here: its
+ * snapshot (every row of the first frame) and the model it was drawn from would otherwise be held
+ * for as long as the dashboard runs (seen in a heap snapshot of a big home).
+ */
+async function firstFrameUntilInk(
+  input: Parameters<typeof drawFirstFrame>[0],
+  frame: FrameSink,
+  stdin: NodeJS.ReadStream,
+): Promise<{ loaded: Awaited<ReturnType<typeof loadInk>> | null; start: { view: ViewState; keys: number }; readKeys: boolean }> {
+  const first = drawFirstFrame(input, frame);
+  // Plain keys typed while Ink loads are handled by the first screen (Ink gets the rest).
+  const early = stdin.isTTY === true ? readEarlyKeys(stdin, first) : null;
+  const loading = inkLoadDelay().then(preloadInk).then(loadInk);
+  // `q` typed before Ink loaded quits without waiting for it.
+  const loaded = await (early ? Promise.race([loading, early.quit.then(() => null)]) : loading);
+  if (!loaded) loading.catch(() => undefined);
+  early?.stop();
+  return { loaded, start: { view: first.view, keys: first.keys }, readKeys: early !== null };
+}
+
 /** Runs the dashboard until the user quits; resolves to the exit code. */
 export async function runDashboard(opts: DashboardOptions): Promise<number> {
   const clock = opts.clock ?? (() => Date.now());
@@ -268,7 +294,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     // it (and what follows) for Ink (early-keys.ts).
     if (ownRawMode) stdin.setRawMode(true);
     const snapshotCache = createSnapshotCache();
-    const first = drawFirstFrame(
+    const { loaded, start, readKeys } = await firstFrameUntilInk(
       {
         model: opts.store.getState(),
         now: clock(),
@@ -282,27 +308,19 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
         columns: process.stdout.columns || 80,
       },
       frame,
+      stdin,
     );
-    // Plain keys typed while Ink loads are handled by the first screen (Ink gets the rest).
-    const early = stdin.isTTY === true ? readEarlyKeys(stdin, first) : null;
-    const loading = inkLoadDelay()
-      .then(preloadInk)
-      .then(() => Promise.all([import('ink'), import('../views/App.js')]));
-    // `q` typed before Ink loaded quits without waiting for it.
-    const loaded = await (early ? Promise.race([loading, early.quit.then(() => null)]) : loading);
-    if (!loaded) loading.catch(() => undefined);
-    early?.stop();
     if (loaded) timing.mark('ink-loaded');
     if (!loaded || stopBeforeInk) {
       // Ink is not mounted: stdin, read for the early keys, must not hold the process open.
-      if (early) {
+      if (readKeys) {
         stdin.pause();
         stdin.unref();
       }
     } else {
       const [{ render }, { appElement }] = loaded;
       instance = render(
-        appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, frame, snapshotCache, start: { view: first.view, keys: first.keys }, ...(opts.remote ? { remote: opts.remote } : {}) }),
+        appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
         { exitOnCtrlC: true, patchConsole: false },
       );
       timing.mark('ink-mounted');
