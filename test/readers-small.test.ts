@@ -15,7 +15,7 @@ import { isReceiptStale, readReceipt } from '../src/readers/receipt-file.js';
 import { readHomeSettings } from '../src/readers/settings-file.js';
 import { JournalReader, readAck, readJournal } from '../src/readers/journal.js';
 import { readIncidentFile } from '../src/readers/incident-file.js';
-import { defaultCacheDir, SessionCache, sessionCacheFile } from '../src/readers/session-cache.js';
+import { CacheFile, defaultCacheDir, SessionCache, sessionCacheFile } from '../src/readers/session-cache.js';
 
 const dirs: string[] = [];
 function tmpHome(): string {
@@ -580,7 +580,7 @@ test('the session cache directory: LOOP_DASH_CACHE_DIR (absolute), else $XDG_CAC
   assert.equal(defaultCacheDir({}), path.join(os.homedir(), '.cache', 'loop-dash'));
 });
 
-test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slices), files outside the home keyed apart; a cut-short, foreign or other-home file loads empty', async () => {
+test('the session cache: saved and loaded slice by slice (2 002 entries, 6 slices), keyed by the path from the home (files outside it too); a cut-short, foreign or other-home file loads empty', async () => {
   const dir = tmpHome();
   const home = path.join(tmpHome(), 'home');
   const compact = (e: { n: number; text: string }) => ({ n: e.n, text: e.text });
@@ -603,6 +603,18 @@ test('the session cache: saved and loaded slice by slice (2 000 entries, 5 slice
   assert.deepEqual(again.get(outside), { n: -1, text: 'outside' });
   assert.deepEqual(again.get(lookalike), { n: -2, text: 'lookalike' });
   assert.equal(again.get(path.join(home, 'sessions', 's1.jsonl')), undefined);
+  // Keyed by the path from the home, as written: the same file named another way is found.
+  assert.deepEqual(again.get(path.join(home, '..', 'repo', 'state.jsonl')), { n: -1, text: 'outside' });
+  const written: string[] = [];
+  const reader = CacheFile.open(file)!;
+  assert.ok(reader.readMagic());
+  reader.next(); // the header
+  while (!reader.atEnd) for (const [k] of reader.next() as [string, unknown][]) written.push(k);
+  reader.close();
+  assert.equal(written.length, 2_002);
+  assert.ok(written.includes(path.join('sessions', '--r0--', 's0.jsonl')), 'a file under the home: its path inside it');
+  assert.ok(written.includes(path.join('..', 'repo', 'state.jsonl')), 'a file outside: its relative path');
+  assert.ok(written.includes(path.join('..', 'homex', 'sessions', 's1.jsonl')), 'a look-alike of the home: outside it');
   again.delete(outside);
   assert.equal(again.get(outside), undefined);
   assert.equal(again.size, 2_001);
