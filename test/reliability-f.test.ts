@@ -175,3 +175,18 @@ test('F4 (extra): keys typed before Ink has loaded are drawn at once, and q then
   assert.ok(!events.some((m) => m.ev === 'ink-loaded'), 'Ink was never loaded');
   assert.equal(Math.max(...events.filter((m) => m.ev === 'frame').map((m) => m.k ?? 0)), 3, 'three keys drawn (?, Esc, q)');
 });
+
+test('F4 (extra): Ink fails to load: the error is shown and the dashboard exits 1 at once — stdin, read for the keys typed before Ink, does not hold it open; terminal restored', async (t) => {
+  const { base, home: h } = await home();
+  // Ink's load fails 1.5 s after the start: the first frame is up and its keys are being read.
+  const d = dashboard(base, h, { columns: 120, rows: 30, raw: true, env: { LOOP_DASH_FAULT: 'no-ink:1500' } });
+  t.after(() => d.tty.kill());
+  await d.tty.waitForText(/\d+ roots/, 'the first frame');
+  d.tty.type('?');
+  await d.tty.waitForText('Owner actions', 'a key handled before Ink (its stdin reader is on)');
+  // The pane's stdin stays open: before the fix the process waited on it until it closed.
+  assert.equal(await d.exited('exit after Ink failed to load'), '1');
+  await d.tty.waitForText('Ink could not be loaded', 'the error on the screen');
+  assertCooked(d.stty());
+});
+

@@ -4,6 +4,7 @@
  *   LOOP_DASH_FAULT=throw:<ms>    an uncaught exception <ms> after the dashboard starts
  *   LOOP_DASH_FAULT=console:<ms>  a background module calling console.log every <ms>
  *   LOOP_DASH_FAULT=slow-ink:<ms> Ink takes <ms> longer to load (keys typed before it, early-keys.ts)
+ *   LOOP_DASH_FAULT=no-ink:<ms>   Ink's load fails after <ms> (a broken install)
  * Unset (always, outside tests) it does nothing.
  */
 
@@ -32,9 +33,13 @@ export function installFaultHooks(env: NodeJS.ProcessEnv = process.env): () => v
   return () => undefined;
 }
 
-/** Resolves when Ink's load may begin: at once, or `<ms>` later under `LOOP_DASH_FAULT=slow-ink:<ms>`. */
+/**
+ * Resolves when Ink's load may begin: at once, or `<ms>` later under `LOOP_DASH_FAULT=slow-ink:<ms>`;
+ * rejects `<ms>` later under `LOOP_DASH_FAULT=no-ink:<ms>`.
+ */
 export function inkLoadDelay(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const spec = faultSpec(env);
+  if (spec?.kind === 'no-ink') return new Promise((_, reject) => setTimeout(() => reject(new Error('injected fault: Ink could not be loaded (LOOP_DASH_FAULT)')), spec.ms).unref());
   if (spec?.kind !== 'slow-ink') return Promise.resolve();
   return new Promise((resolve) => setTimeout(resolve, spec.ms).unref());
 }

@@ -204,7 +204,7 @@ const loadInk = () => Promise.all([import('ink'), import('../views/App.js')]);
 /**
  * The first frame, drawn before Ink is loaded (first-frame.ts), and the plain keys typed on it
  * while Ink loads (early-keys.ts): resolves with Ink and App (null when `q` quit first), where the
- * keys left the view, and whether stdin was read for them. The first screen stays in here: its
+ * keys left the view (stdin is read for them when it is a TTY). The first screen stays in here: its
  * snapshot (every row of the first frame) and the model it was drawn from would otherwise be held
  * for as long as the dashboard runs (seen in a heap snapshot of a big home).
  */
@@ -212,16 +212,21 @@ async function firstFrameUntilInk(
   input: Parameters<typeof drawFirstFrame>[0],
   frame: FrameSink,
   stdin: NodeJS.ReadStream,
-): Promise<{ loaded: Awaited<ReturnType<typeof loadInk>> | null; start: { view: ViewState; keys: number }; readKeys: boolean }> {
+): Promise<{ loaded: Awaited<ReturnType<typeof loadInk>> | null; start: { view: ViewState; keys: number } }> {
   const first = drawFirstFrame(input, frame);
   // Plain keys typed while Ink loads are handled by the first screen (Ink gets the rest).
   const early = stdin.isTTY === true ? readEarlyKeys(stdin, first) : null;
   const loading = inkLoadDelay().then(preloadInk).then(loadInk);
-  // `q` typed before Ink loaded quits without waiting for it.
-  const loaded = await (early ? Promise.race([loading, early.quit.then(() => null)]) : loading);
+  let loaded;
+  try {
+    // `q` typed before Ink loaded quits without waiting for it.
+    loaded = await (early ? Promise.race([loading, early.quit.then(() => null)]) : loading);
+  } finally {
+    // Also when Ink failed to load: the keys' listener must not keep reading stdin.
+    early?.stop();
+  }
   if (!loaded) loading.catch(() => undefined);
-  early?.stop();
-  return { loaded, start: { view: first.view, keys: first.keys }, readKeys: early !== null };
+  return { loaded, start: { view: first.view, keys: first.keys } };
 }
 
 /** Runs the dashboard until the user quits; resolves to the exit code. */
@@ -294,7 +299,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     // it (and what follows) for Ink (early-keys.ts).
     if (ownRawMode) stdin.setRawMode(true);
     const snapshotCache = createSnapshotCache();
-    const { loaded, start, readKeys } = await firstFrameUntilInk(
+    const { loaded, start } = await firstFrameUntilInk(
       {
         model: opts.store.getState(),
         now: clock(),
@@ -311,13 +316,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
       stdin,
     );
     if (loaded) timing.mark('ink-loaded');
-    if (!loaded || stopBeforeInk) {
-      // Ink is not mounted: stdin, read for the early keys, must not hold the process open.
-      if (readKeys) {
-        stdin.pause();
-        stdin.unref();
-      }
-    } else {
+    if (loaded && !stopBeforeInk) {
       const [{ render }, { appElement }] = loaded;
       instance = render(
         appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
@@ -339,6 +338,12 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     removeFaults();
     // Ink hands raw mode back when it unmounts; if it never mounted, it was ours to hand back.
     if (!instance && ownRawMode && stdin.isTTY) stdin.setRawMode(false);
+    // Ink is not mounted (`q` or a signal before it loaded, or it failed to load): stdin, read for
+    // the early keys, must not hold the process open.
+    if (!instance && stdin.isTTY === true) {
+      stdin.pause();
+      stdin.unref();
+    }
     terminal.done();
     restoreConsole();
     audit.stop();
