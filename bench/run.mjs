@@ -557,8 +557,9 @@ async function main() {
       row('start', 'exec → first frame listing sessions, 10 MB home', ss.cold.firstList, 'ms');
       row('start', 'exec → fully populated, 10 MB cold', ss.cold.populated, 'ms');
       row('start', 'exec → fully populated, 10 MB warm', ss.warm.populated, 'ms');
-      row('start', 'populated big ÷ 10 MB, cold (the medians\' ratio)', sb.cold.populated / ss.cold.populated, '×', '≤ 1.5', sb.cold.populated / ss.cold.populated <= 1.5);
-      row('start', 'populated big ÷ 10 MB, warm (the medians\' ratio)', sb.warm.populated / ss.warm.populated, '×', '≤ 1.5', sb.warm.populated / ss.warm.populated <= 1.5);
+      // The target's verdict is on the paired ratios (below); the medians' ratios are printed beside them.
+      row('start', 'populated big ÷ 10 MB, cold (the medians\' ratio)', sb.cold.populated / ss.cold.populated, '×');
+      row('start', 'populated big ÷ 10 MB, warm (the medians\' ratio)', sb.warm.populated / ss.warm.populated, '×');
       row('start', `populated big ÷ 10 MB, cold, paired (median of ${RUNS} rounds' ratios)`, paired.cold, '×', '≤ 1.5', paired.cold <= 1.5);
       row('start', `populated big ÷ 10 MB, warm, paired (median of ${RUNS} rounds' ratios)`, paired.warm, '×', '≤ 1.5', paired.warm <= 1.5);
       const bound = ss.warm.populated + sb.warmFloor - ss.warmFloor;
