@@ -40,7 +40,7 @@ if (!cacheFile) {
 } else {
   // Loaded as the dashboard loads it, and walked with its own walk and listings (the build's src/readers/).
   const built = (m) => import(new URL(`../dist/src/readers/${m}`, import.meta.url).href);
-  const [{ CacheFile }, { DirListings, isRecordedDir }, { walkHome }] = await Promise.all([built('session-cache.js'), built('dir-listings.js'), built('home-walk.js')]);
+  const [{ CacheFile }, { cachedIncidentStats, DirListings }, { walkHome }] = await Promise.all([built('session-cache.js'), built('dir-listings.js'), built('home-walk.js')]);
   const file = CacheFile.open(cacheFile);
   if (!file?.readMagic()) throw new Error(`${cacheFile}: not a session cache`);
   file.next(); // the header
@@ -56,7 +56,7 @@ if (!cacheFile) {
     knownListing: (dir, own) => listings.known(dir, own),
     onListing: (_dir, _own, _listing, known) => (read += known ? 0 : 1),
     // As HomeReader.knownIncidentStats: an unchanged incident directory's incidents take the cache's stats.
-    knownStats: (dir, own) => (isRecordedDir(entryOf(dir + path.sep), own) ? (f, kind) => (kind === 'incident' && entryOf(f)?.k === 'small' ? entryOf(f) : undefined) : null),
+    knownStats: (dir, own) => cachedIncidentStats(dir, own, entryOf),
   });
   for (const w of watchers) w.close();
   files = walk.files.length;

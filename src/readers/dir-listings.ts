@@ -12,7 +12,7 @@
  */
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import { LIST_ROOTS, type DirListing, type WalkRoot } from './home-walk.js';
+import { LIST_ROOTS, type DirListing, type KnownStat, type WalkRoot } from './home-walk.js';
 
 /** How old a directory's last change must be for it to be recorded. */
 export const RACY_DIR_MS = 2_000;
@@ -65,6 +65,23 @@ export function isRecordedDir(entry: unknown, st: { ino: number; ctimeMs: number
   return e?.k === 'dir' && e.ino === st.ino && e.ctimeMs === st.ctimeMs;
 }
 
+/**
+ * The stats a walk may take from the cache in `dir` (its own stat `own`; `entryOf` gives the
+ * cache's entry of a path, a directory's ending in a separator): in an incident directory the
+ * cache records unchanged (same inode and ctime: no file in it created, removed or renamed since),
+ * an incident's the cache holds a clean read of; elsewhere none (null). Incident files are written
+ * in one go and not rewritten (SPEC §3.2). Used by HomeReader.knownIncidentStats and the
+ * benchmark's warm floor.
+ */
+export function cachedIncidentStats(dir: string, own: { ino: number; ctimeMs: number }, entryOf: (file: string) => unknown): KnownStat | null {
+  if (!isRecordedDir(entryOf(dir + path.sep), own)) return null;
+  return (file, kind) => {
+    if (kind !== 'incident') return undefined;
+    const c = entryOf(file) as { k?: unknown; kind?: unknown; size: number; mtimeMs: number; ino: number } | undefined;
+    return c?.k === 'small' && c.kind === 'incident' ? c : undefined;
+  };
+}
+
 /** A cache entry that is a tree of listings. */
 export function isTree(entry: unknown): entry is CachedTree {
   return (entry as Partial<CachedTree> | undefined)?.k === 'tree';
@@ -92,7 +109,9 @@ interface WalkedDir {
  * (`trees`). `entryOf` gives the cache's entry of a path (a directory's path ends in a separator).
  */
 export class DirListings {
-  readonly roots: readonly string[];
+  /** The cache keys of the roots' trees: each root's path and a separator (also the prefix of what is under it). */
+  readonly keys: readonly string[];
+  private readonly roots: readonly string[];
   private readonly walked = new Map<string, WalkedDir>();
   /** Per root, the listings its cached tree holds, by directory (built at first use). */
   private readonly recorded = new Map<string, Map<string, RecordedDir>>();
@@ -102,19 +121,22 @@ export class DirListings {
     private readonly entryOf: (file: string) => unknown,
   ) {
     this.roots = LISTED_ROOTS.map((r) => path.join(home, r));
+    this.keys = this.roots.map((r) => r + path.sep);
   }
 
-  private rootOf(dir: string): string | undefined {
-    return this.roots.find((r) => dir === r || dir.startsWith(r + path.sep));
+  /** The index of the root `dir` is or lies under, or -1. */
+  private rootOf(dir: string): number {
+    return this.roots.findIndex((r, i) => dir === r || dir.startsWith(this.keys[i]!));
   }
 
   /** The listing of `dir` the cache holds, if `dir` is unchanged since (inode and ctime), else null. */
   known(dir: string, own: Stats): DirListing | null {
-    const root = this.rootOf(dir);
-    if (!root) return null;
+    const i = this.rootOf(dir);
+    if (i < 0) return null;
+    const root = this.roots[i]!;
     let dirs = this.recorded.get(root);
     if (!dirs) {
-      dirs = recordedDirsOf(root, this.entryOf(root + path.sep));
+      dirs = recordedDirsOf(root, this.entryOf(this.keys[i]!));
       this.recorded.set(root, dirs);
     }
     const d = dirs.get(dir);
@@ -123,7 +145,7 @@ export class DirListings {
 
   /** What the walk found in `dir` (`known`: from the cache), at `now` (for RACY_DIR_MS). */
   found(dir: string, own: Stats, listing: DirListing | null, known: boolean, now: number): void {
-    if (!this.rootOf(dir)) return;
+    if (this.rootOf(dir) < 0) return;
     const settled = listing !== null && own.ctimeMs < now - RACY_DIR_MS;
     this.walked.set(dir, { ino: own.ino, ctimeMs: own.ctimeMs, listing: settled ? listing : null, known });
   }
@@ -137,8 +159,9 @@ export class DirListings {
    */
   trees(): [string, CachedTree | null][] {
     const out: [string, CachedTree | null][] = [];
-    for (const root of this.roots) {
-      const walked = [...this.walked].filter(([dir]) => dir === root || dir.startsWith(root + path.sep));
+    for (const [i, root] of this.roots.entries()) {
+      const key = this.keys[i]!;
+      const walked = [...this.walked].filter(([dir]) => dir === root || dir.startsWith(key));
       if (walked.length > 0 && walked.every(([, w]) => w.known)) continue;
       const index = new Map<string, number>();
       const nodes: TreeNode[] = [];
@@ -150,9 +173,9 @@ export class DirListings {
         const complete = w.listing?.dirs.every((sub) => this.walked.has(dir + path.sep + sub));
         nodes.push(w.listing && complete ? [parent, name, w.ino, w.ctimeMs, w.listing.files] : [parent, name]);
       }
-      const was = this.entryOf(root + path.sep);
+      const was = this.entryOf(key);
       if (nodes.length === 0 ? was === undefined : isTree(was) && sameNodes(was.nodes, nodes)) continue;
-      out.push([root + path.sep, nodes.length > 0 ? { k: 'tree', nodes } : null]);
+      out.push([key, nodes.length > 0 ? { k: 'tree', nodes } : null]);
     }
     return out;
   }

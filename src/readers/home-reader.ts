@@ -11,7 +11,7 @@ import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/
 import { compactIncidentRaw, expandIncidentRaw } from './incident-file.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
-import { FRONT_TREE_KEYS, isRecordedDir, RACY_DIR_MS, DirListings, type CachedDir, type CachedTree } from './dir-listings.js';
+import { cachedIncidentStats, FRONT_TREE_KEYS, isRecordedDir, RACY_DIR_MS, DirListings, type CachedDir, type CachedTree } from './dir-listings.js';
 import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type DirListing, type FoundFile, type KnownStat, type WalkRoot } from './home-walk.js';
 import { readAck, JournalReader } from './journal.js';
 import { LivenessLinks } from './liveness-links.js';
@@ -20,7 +20,7 @@ import { probeProcess, type ProcessProbeResult } from './process-probe.js';
 import type { SmallFileRead } from './json-file.js';
 import type { ReadCounter } from './read-counter.js';
 import { SMALL_FILE_READERS, type SmallFileKind } from './small-file-kinds.js';
-import { relativeInside } from './rel-path.js';
+import { relativeInside, resolvedPrefix } from './rel-path.js';
 import { readInWorker, type ReadJob, type ReadJobInput, type ReadJobResult } from './read-pool.js';
 import { SessionCache } from './session-cache.js';
 import { SessionFileReader, type CachedSessionFile } from './session-file.js';
@@ -471,7 +471,8 @@ export class HomeReader {
     this.readJob = job;
 
     const incidents = homePaths(this.home).incidents;
-    const later = await more(LATER_ROOTS, (dir, own) => (trustDirs && (dir === incidents || dir.startsWith(incidents + path.sep)) ? this.knownIncidentStats(dir, own) : null));
+    const underIncidents = incidents + path.sep;
+    const later = await more(LATER_ROOTS, (dir, own) => (trustDirs && (dir === incidents || dir.startsWith(underIncidents)) ? this.knownIncidentStats(dir, own) : null));
     this.walkMs = walkMs;
     const walk = { files: [...listed.files, ...live.files, ...later.files], dirs: [...listed.dirs, ...live.dirs, ...later.dirs], problems: [...listed.problems, ...live.problems, ...later.problems] };
     // Each step below runs over every file or directory of the home: the loop gets a turn between.
@@ -739,7 +740,7 @@ export class HomeReader {
         cache.retain([
           ...this.known.keys(),
           ...[...this.incidentDirs].flatMap(([dir, seen]) => (seen ? [dir + path.sep] : [])),
-          ...this.listings.roots.map((root) => root + path.sep),
+          ...this.listings.keys,
         ]);
       }
       await cache.save();
@@ -1152,12 +1153,7 @@ export class HomeReader {
     const cache = this.cache;
     if (!cache) return null;
     this.incidentDirs.set(dir, own.ctimeMs < this.opts.now() - RACY_DIR_MS ? { k: 'dir', ino: own.ino, ctimeMs: own.ctimeMs } : null);
-    if (!isRecordedDir(cache.get(dir + path.sep), own)) return null;
-    return (file, kind) => {
-      if (kind !== 'incident') return undefined;
-      const c = cache.get(file);
-      return isEntry(c, 'small') && c.kind === 'incident' ? c : undefined;
-    };
+    return cachedIncidentStats(dir, own, (file) => cache.get(file));
   }
 
   /** Records the incident directories the start walked (see knownIncidentStats); one whose stat is not recorded is forgotten. */
@@ -1554,7 +1550,7 @@ function eachHomePath(kind: ArtifactKind, record: unknown, f: (value: string, sl
  * status — ~215 KB of the big home's cache, read at every start.
  */
 function compactHomePaths(kind: 'lane-status' | 'checkpoint', record: Record<string, unknown>, home: string): { record: Record<string, unknown>; homeOmitted: number } {
-  const prefix = home + path.sep;
+  const prefix = resolvedPrefix(home);
   const copy =
     kind === 'lane-status'
       ? { ...record, ...(Array.isArray(record.steps) ? { steps: (record.steps as object[]).map((s) => ({ ...s })) } : {}) }
@@ -1570,7 +1566,7 @@ function compactHomePaths(kind: 'lane-status' | 'checkpoint', record: Record<str
 
 /** Puts back the home in front of the session paths compactHomePaths left relative (in place: a record as deserialised). */
 function expandHomePaths(kind: ArtifactKind, record: unknown, homeOmitted: number, home: string): void {
-  const prefix = home + path.sep;
+  const prefix = resolvedPrefix(home);
   eachHomePath(kind, record, (value, slot) => (Math.floor(homeOmitted / 2 ** slot) % 2 === 1 ? prefix + value : value));
 }
 

@@ -23,6 +23,7 @@ import { closeSync, fstatSync, openSync, promises as fsp, readSync } from 'node:
 import v8 from 'node:v8';
 import path from 'node:path';
 import { probeProcess } from './process-probe.js';
+import { resolvedPrefix } from './rel-path.js';
 import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
@@ -75,7 +76,7 @@ export class SessionCache<T> {
     private readonly compact: (entry: T) => T,
     private readonly front: (entry: T, key: string) => boolean,
   ) {
-    this.prefix = home.endsWith(path.sep) ? home : home + path.sep;
+    this.prefix = resolvedPrefix(home);
   }
 
   /**
