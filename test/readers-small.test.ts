@@ -377,6 +377,60 @@ describe('state log', () => {
     assert.deepEqual(r.events.map((e) => e.ev), ['admit', 'gate']);
   });
 
+  test('rewritten in place (the same inode) to at least the length read: read again from 0, also after a resume; a position without the bytes before its offset starts over', async () => {
+    const home = tmpHome();
+    const file = path.join(home, 'state.jsonl');
+    const open = line({ v: 1, seq: 1, ts: '2026-11-30T12:00:00Z', ev: 'open', by: 'root' });
+    const ev = (seq: number, ev: string, pad = '') => line({ v: 1, seq, ts: '2026-11-30T12:01:00Z', ev, by: 'root', ...(pad ? { note: pad } : {}) });
+    write(file, open + ev(2, 'admit') + ev(3, 'gate'));
+    const ino = fs.statSync(file).ino;
+    const reader = new StateLogReader(file);
+    assert.deepEqual((await reader.update()).events.map((e) => e.ev), ['open', 'admit', 'gate']);
+    const readTo = fs.statSync(file).size;
+    // The worst case: the same first line, a new line ending exactly where the old read ended, then
+    // more — a follower that only compares sizes reads the last line alone, as an append.
+    const filler = ev(2, 'revert');
+    const padded = ev(2, 'revert', 'x'.repeat(readTo - open.length - filler.length - ',"note":""'.length));
+    assert.equal(Buffer.byteLength(open + padded), readTo, 'the rewrite has a line boundary where the old read ended');
+    fs.writeFileSync(file, open + padded + ev(3, 'land'));
+    assert.equal(fs.statSync(file).ino, ino, 'rewritten in place: the same inode');
+    const r = await reader.update();
+    assert.equal(r.reset, true, 'seen as a rewrite');
+    assert.deepEqual(r.events.map((e) => [e.line, e.ev]), [[1, 'open'], [2, 'revert'], [3, 'land']]);
+    assert.deepEqual(r.warnings, []);
+
+    // The same length, different bytes: a rewrite too.
+    const same = fs.readFileSync(file, 'utf8').replace('"land"', '"lend"');
+    fs.writeFileSync(file, same);
+    const s = await reader.update();
+    assert.equal(s.reset, true);
+    assert.deepEqual(s.events.map((e) => e.ev), ['open', 'revert', 'lend']);
+    // An append is not.
+    fs.appendFileSync(file, ev(4, 'close'));
+    const a = await reader.update();
+    assert.equal(a.reset, false);
+    assert.deepEqual(a.events.map((e) => [e.line, e.ev]), [[4, 'close']]);
+
+    // After a resume (the session cache) a rewrite in place is seen at the first read.
+    const kept = reader.remembered();
+    assert.ok(kept && kept.tail.length > 0);
+    const resumed = new StateLogReader(file);
+    resumed.adopt(kept, kept.events.map((e) => stateLogEventOf(file, e.line, e.raw)));
+    fs.writeFileSync(file, open + ev(2, 'admit', 'y'.repeat(400)) + ev(3, 'park'));
+    assert.equal(fs.statSync(file).ino, ino);
+    const after = await resumed.update();
+    assert.equal(after.reset, true);
+    assert.deepEqual(after.events.map((e) => e.ev), ['open', 'admit', 'park']);
+    // A position saved without them (an older build's cache): the first read starts over.
+    const { tail: _none, ...noTail } = resumed.remembered()!;
+    const older = new StateLogReader(file);
+    older.adopt(noTail as typeof kept, []);
+    fs.appendFileSync(file, ev(4, 'close'));
+    const fresh = await older.update();
+    assert.equal(fresh.reset, true);
+    assert.deepEqual(fresh.events.map((e) => e.ev), ['open', 'admit', 'park', 'close']);
+  });
+
   test('remembered and adopted (the session cache): the next run goes on at the right line with nothing twice; the last STATE_LOG_KEEP events kept; nothing remembered while a line is torn or after a bad one', async () => {
     const home = tmpHome();
     const file = path.join(home, 'state.jsonl');

@@ -757,6 +757,19 @@ test('a warm start takes an unchanged state log\'s events from the cache without
   assert.deepEqual(after.model, (await start()).model, 'the model a read gives, with the appended event');
   const again = await start({ cacheDir });
   assert.deepEqual(again.opened, [], 'and remembered again');
+
+  // An entry an older build saved, without the bytes before its offset: read afresh, not adopted.
+  const cache = await SessionCache.open<Record<string, unknown>>(cacheDir, manifest.home, CACHE_WRITER);
+  await cache.loadRest();
+  const old = cache.get(grown);
+  assert.equal(typeof old?.tail, 'string', 'the entry keeps the bytes before its offset');
+  const { tail: _dropped, ...withoutTail } = old!;
+  cache.set(grown, withoutTail);
+  await cache.save();
+  cache.close();
+  const older = await start({ cacheDir });
+  assert.deepEqual(older.opened, [grown], 'the entry without them is read afresh');
+  assert.deepEqual(older.model, after.model);
 });
 
 test('compactIncidentRaw then expandIncidentRaw gives back the raw fields exactly, key order included, whatever their order and values (property)', () => {

@@ -1185,7 +1185,8 @@ export class HomeReader {
    */
   private stateLogFromCache(file: string, reader: StateLogReader): Awaited<ReturnType<StateLogReader['update']>> | null {
     const c = reader.started ? undefined : this.cache?.get(file);
-    if (!isEntry(c, 'log')) return null;
+    // An entry saved without the bytes before its offset (an older build) is read afresh instead.
+    if (!isEntry(c, 'log') || typeof c.tail !== 'string') return null;
     let st;
     try {
       st = statSync(file, { throwIfNoEntry: false });

@@ -1,7 +1,12 @@
 /**
  * Follow a small append-only JSON Lines file (a state log, our action journal) with a byte offset
  * and a kept partial line. Simpler than the session tailer: these files are small, so there is
- * no head fingerprint — a shrink or a new inode re-reads from 0. Never throws.
+ * no head fingerprint — a shrink or a new inode re-reads from 0, and so does a file rewritten in
+ * place (the same inode: `cat new > log`, or a checkout that frees the inode and creates the file
+ * again, which the file system may give the same number) to at least the length read: each read
+ * first checks that the TAIL_BYTES before the offset are still the bytes read there. A state
+ * log's first line stays the same through such a rewrite (the loop's `open`); its last lines do
+ * not. Never throws.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Warning } from '../model/types.js';
@@ -16,6 +21,11 @@ export const JSONL_MAX_LINE_BYTES = 1024 * 1024;
 const CHUNK = 64 * 1024;
 /** A long read yields to the event loop after this many bytes. */
 const YIELD_BYTES = 1024 * 1024;
+/**
+ * How many bytes before the offset each read checks against what was read there: several lines
+ * of a state log (their `seq` and `ts` differ from line to line), one small read.
+ */
+export const TAIL_BYTES = 256;
 
 /** One complete, parsed line. */
 export interface JsonlLine {
@@ -45,6 +55,8 @@ export interface JsonlPosition {
   line: number;
   /** The file's mtime when it was read. */
   mtimeMs: number;
+  /** The last min(TAIL_BYTES, offset) bytes before the offset as read, base64. */
+  tail: string;
 }
 
 /** Incremental reader of one JSONL file. */
@@ -59,6 +71,8 @@ export class JsonlFollower {
   private identity: string | null = null;
   /** The file's mtime at the last read. */
   private mtimeMs = -1;
+  /** The last min(TAIL_BYTES, offset) bytes consumed: checked at the next read (a rewrite in place). */
+  private tail: Buffer = Buffer.alloc(0);
 
   constructor(
     readonly file: string,
@@ -78,7 +92,7 @@ export class JsonlFollower {
   /** Where reading stands; null before a read, and while part of a line is held back or skipped. */
   get position(): JsonlPosition | null {
     if (this.identity === null || this.partialBytes > 0 || this.skipping) return null;
-    return { identity: this.identity, offset: this.offset, line: this.lineNo, mtimeMs: this.mtimeMs };
+    return { identity: this.identity, offset: this.offset, line: this.lineNo, mtimeMs: this.mtimeMs, tail: this.tail.toString('base64') };
   }
 
   /** Goes on from a {@link position} of an earlier run (the caller checked the file is still as it was then). */
@@ -88,6 +102,9 @@ export class JsonlFollower {
     this.partialStart = at.offset;
     this.lineNo = at.line;
     this.mtimeMs = at.mtimeMs;
+    // A position saved before it had a tail (an older build's cache) leaves none: the first read
+    // then starts over from 0, as for a file it cannot tell is the same.
+    this.tail = typeof at.tail === 'string' ? Buffer.from(at.tail, 'base64') : Buffer.alloc(0);
   }
 
   /**
@@ -115,7 +132,7 @@ export class JsonlFollower {
       const identity = `${st.dev}:${st.ino}`;
       this.mtimeMs = st.mtimeMs;
       let reset = false;
-      if (this.identity !== identity || st.size < this.offset) {
+      if (this.identity !== identity || st.size < this.offset || !this.sameTail(fd)) {
         reset = this.identity !== null || this.offset > 0;
         this.restart(identity);
       }
@@ -126,7 +143,9 @@ export class JsonlFollower {
         const want = Math.min(buf.length, st.size - this.offset);
         const bytesRead = readSync(fd, buf, 0, want, this.offset);
         if (bytesRead === 0) break;
-        this.consume(buf.subarray(0, bytesRead), lines, warnings);
+        const chunk = buf.subarray(0, bytesRead);
+        this.consume(chunk, lines, warnings);
+        this.keepTail(chunk);
         sinceYield += bytesRead;
         if (sinceYield >= YIELD_BYTES) {
           sinceYield = 0;
@@ -145,8 +164,22 @@ export class JsonlFollower {
     }
   }
 
+  /** True when the bytes before the offset are the ones read there (nothing read yet: true). */
+  private sameTail(fd: number): boolean {
+    const want = this.tail.length;
+    if (want === 0) return this.offset === 0;
+    const got = Buffer.alloc(want);
+    return readSync(fd, got, 0, want, this.offset - want) === want && got.equals(this.tail);
+  }
+
+  /** Keeps the last TAIL_BYTES consumed (a copy: the read buffer is reused). */
+  private keepTail(chunk: Buffer): void {
+    this.tail = chunk.length >= TAIL_BYTES ? Buffer.from(chunk.subarray(chunk.length - TAIL_BYTES)) : Buffer.concat([this.tail, chunk]).subarray(-TAIL_BYTES);
+  }
+
   private restart(identity: string | null): void {
     this.identity = identity;
+    this.tail = Buffer.alloc(0);
     this.offset = 0;
     this.partial = [];
     this.partialBytes = 0;
