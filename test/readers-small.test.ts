@@ -11,6 +11,7 @@ import { locateJsonError, parseJsonText } from '../src/readers/json-text.js';
 import { readLaneStatus } from '../src/readers/lane-status.js';
 import { STATE_LOG_KEEP } from '../src/model/reducer.js';
 import { isResumeEvent, StateLogReader, stateLogEventOf, stateLogPathFor } from '../src/readers/state-log.js';
+import { TAIL_BYTES } from '../src/readers/small-jsonl.js';
 import { isReceiptStale, readReceipt } from '../src/readers/receipt-file.js';
 import { readHomeSettings } from '../src/readers/settings-file.js';
 import { JournalReader, readAck, readJournal } from '../src/readers/journal.js';
@@ -429,6 +430,35 @@ describe('state log', () => {
     const fresh = await older.update();
     assert.equal(fresh.reset, true);
     assert.deepEqual(fresh.events.map((e) => e.ev), ['open', 'admit', 'park', 'close']);
+    // One damaged (more bytes than were read): the same, never a read error.
+    const damaged = new StateLogReader(file);
+    damaged.adopt({ ...older.remembered()!, offset: 16, line: 1 }, []);
+    const whole = await damaged.update();
+    assert.deepEqual(whole.warnings, []);
+    assert.equal(whole.reset, true);
+    assert.deepEqual(whole.events.map((e) => e.ev), ['open', 'admit', 'park', 'close']);
+  });
+
+  test('a log read in several chunks (over 64 KB) and then appended to: only the appended lines, no reset; the bytes kept are the last ones read', async () => {
+    const home = tmpHome();
+    const file = path.join(home, 'state.jsonl');
+    const ev = (seq: number) => line({ v: 1, seq, ts: '2026-11-30T12:01:00Z', ev: 'heartbeat', by: 'root', note: 'é'.repeat(seq % 300) });
+    let text = '';
+    let n = 0;
+    while (Buffer.byteLength(text) < 200 * 1024) text += ev(++n);
+    write(file, text);
+    const reader = new StateLogReader(file);
+    assert.equal((await reader.update()).events.length, n);
+    for (let i = 0; i < 3; i++) {
+      fs.appendFileSync(file, ev(++n));
+      const r = await reader.update();
+      assert.equal(r.reset, false, `append ${i + 1}: not a rewrite`);
+      assert.deepEqual(r.events.map((e) => e.seq), [n]);
+    }
+    const size = fs.statSync(file).size;
+    const kept = Buffer.from(reader.remembered()!.tail, 'base64');
+    assert.deepEqual(kept, fs.readFileSync(file).subarray(size - kept.length), 'the last bytes of the file');
+    assert.equal(kept.length, TAIL_BYTES);
   });
 
   test('remembered and adopted (the session cache): the next run goes on at the right line with nothing twice; the last STATE_LOG_KEEP events kept; nothing remembered while a line is torn or after a bad one', async () => {

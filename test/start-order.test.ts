@@ -770,6 +770,8 @@ test('a warm start takes an unchanged state log\'s events from the cache without
   const older = await start({ cacheDir });
   assert.deepEqual(older.opened, [grown], 'the entry without them is read afresh');
   assert.deepEqual(older.model, after.model);
+  const renewed = await start({ cacheDir });
+  assert.deepEqual(renewed.opened, [], 'and remembered again, with them');
 });
 
 test('compactIncidentRaw then expandIncidentRaw gives back the raw fields exactly, key order included, whatever their order and values (property)', () => {

@@ -1205,7 +1205,7 @@ export class HomeReader {
     const now = reader.remembered();
     if (!now) return cache.delete(file);
     const was = cache.get(file);
-    if (isEntry(was, 'log') && was.identity === now.identity && was.offset === now.offset && was.mtimeMs === now.mtimeMs && was.lines.length === now.events.length) return;
+    if (isEntry(was, 'log') && was.identity === now.identity && was.offset === now.offset && was.mtimeMs === now.mtimeMs && was.tail === now.tail && was.lines.length === now.events.length) return;
     const { events, ...at } = now;
     cache.set(file, { k: 'log', ...at, lines: events.map((e) => e.line), raws: events.map((e) => e.raw) });
   }

@@ -167,7 +167,9 @@ export class JsonlFollower {
   /** True when the bytes before the offset are the ones read there (nothing read yet: true). */
   private sameTail(fd: number): boolean {
     const want = this.tail.length;
-    if (want === 0) return this.offset === 0;
+    // None kept (nothing read yet, or a position saved without them) or more than was read (a
+    // damaged cache entry): the same file only when nothing was read.
+    if (want === 0 || want > this.offset) return want === 0 && this.offset === 0;
     const got = Buffer.alloc(want);
     return readSync(fd, got, 0, want, this.offset - want) === want && got.equals(this.tail);
   }
