@@ -293,6 +293,33 @@ test('rewritten in place and larger: reset as rewritten; a first line that is no
   assert.equal(u.facts.continuation?.armed, true);
 });
 
+test('rewritten in place with the same header (the same session) to past the old end: reset as rewritten, nothing of the old content kept (RELIABILITY B2)', async () => {
+  const { home, file } = setup();
+  fs.writeFileSync(file, jsonl(header('a'), entry('session_info', { name: 'old' }), continuation(true)));
+  const reader = new SessionFileReader(home, file, { now: clock().now });
+  const first = await reader.update();
+  assert.equal(first.facts.name, 'old');
+  assert.equal(first.facts.continuation?.armed, true);
+  const ino = fs.statSync(file).ino;
+  // The same header (so the same first 64 bytes), then other entries, longer than what was read.
+  fs.writeFileSync(file, jsonl(header('a'), user('y'.repeat(300)), entry('session_info', { name: 'new' })));
+  assert.equal(fs.statSync(file).ino, ino, 'in place');
+  const u = await reader.update();
+  assert.match(u.warnings[0]?.message ?? '', /^rewritten/);
+  assert.equal(u.facts.name, 'new');
+  assert.equal(u.facts.continuation, null, 'the old loop state is gone');
+  assert.equal(u.facts.sessionId, 'a');
+  assert.deepEqual(u.newWarnings.map((w) => w.message), [u.warnings[0]!.message]);
+  // An append after it is an append: no new notice, exactly its bytes read.
+  const appended = jsonl(continuation(false));
+  fs.appendFileSync(file, appended);
+  const more = await reader.update();
+  assert.deepEqual(more.newWarnings, []);
+  assert.equal(more.bytesRead, Buffer.byteLength(appended));
+  assert.equal(more.facts.continuation?.armed, false);
+  assert.equal(more.facts.name, 'new');
+});
+
 test('a lane file is known as a lane of its root from its path', async () => {
   const { home, file: rootFile } = setup();
   const laneDir = path.join(rootFile.replace(/\.jsonl$/, ''), 'run-3');

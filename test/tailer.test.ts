@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { createReadCounter, readAt } from '../src/readers/read-counter.js';
-import { FileTailer, HEAD_FINGERPRINT_BYTES, scanBackward } from '../src/readers/tailer.js';
+import { BEFORE_OFFSET_BYTES, FileTailer, HEAD_FINGERPRINT_BYTES, scanBackward } from '../src/readers/tailer.js';
 import { msFromNs } from '../src/readers/time-value.js';
 
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-tailer-'));
@@ -89,6 +89,39 @@ test('truncated then regrown past the old offset before the next poll: detected 
   const r = await t.poll();
   assert.equal(r.reset, 'rewritten');
   assert.deepEqual(texts(r.lines), ['{"new":1}', '{"new":2}', '{"new":3}']);
+});
+
+test('rewritten in place with the same head to past the old offset: detected as rewritten by the bytes before the offset, read in any number of chunks; appends stay appends', async () => {
+  const dir = tmp();
+  const f = path.join(dir, 's.jsonl');
+  const head = '{"type":"session","version":3,"id":"same-session-id-0000","timestamp":"x"}\n';
+  assert.ok(head.length > HEAD_FINGERPRINT_BYTES);
+  fs.writeFileSync(f, head + '{"old":1}\n{"old":2}\n');
+  const counter = createReadCounter();
+  const t = new FileTailer(f, { counter, chunkBytes: 7 });
+  await t.poll();
+  for (const n of [3, 4]) {
+    fs.appendFileSync(f, `{"old":${n}}\n`);
+    const r = await t.poll();
+    assert.equal(r.reset, null, 'an append is not a rewrite');
+    assert.deepEqual(texts(r.lines), [`{"old":${n}}`]);
+    assert.ok(r.probeBytes <= HEAD_FINGERPRINT_BYTES + BEFORE_OFFSET_BYTES, `${r.probeBytes} probe bytes`);
+  }
+  const ino = fs.statSync(f).ino;
+  fs.writeFileSync(f, head + '{"new":1,"pad":"' + 'z'.repeat(60) + '"}\n{"new":2}\n'); // same head, same inode, longer
+  assert.equal(fs.statSync(f).ino, ino);
+  const r = await t.poll();
+  assert.equal(r.reset, 'rewritten');
+  assert.deepEqual(texts(r.lines).slice(1), ['{"new":1,"pad":"' + 'z'.repeat(60) + '"}', '{"new":2}']);
+  // The same length, other bytes: a rewrite too.
+  fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('"new":2', '"new":9'));
+  const same = await t.poll();
+  assert.equal(same.reset, 'rewritten');
+  assert.deepEqual(texts(same.lines).at(-1), '{"new":9}');
+  fs.appendFileSync(f, '{"new":10}\n');
+  const after = await t.poll();
+  assert.equal(after.reset, null);
+  assert.deepEqual(texts(after.lines), ['{"new":10}']);
 });
 
 test('replaced by rename: treated as a new file, no mixing', async () => {

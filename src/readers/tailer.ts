@@ -1,7 +1,9 @@
 /**
  * The shared tailer (STYLE "Tail strictly", RELIABILITY A/B): per file a byte offset, an identity
  * (device, inode) and a head fingerprint; each poll opens, reads only what was appended, closes.
- * A file that shrank, changed identity or got a different head is re-read from 0.
+ * A file that shrank, changed identity, got a different head, or other bytes just before the
+ * offset than were read there (a rewrite in place of the same session: its header, so its head,
+ * stays the same) is re-read from 0.
  */
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -18,6 +20,8 @@ const SYNC_READ_MAX_BYTES = 256 * 1024;
 
 /** Bytes of the file head kept to detect an in-place rewrite. */
 export const HEAD_FINGERPRINT_BYTES = 64;
+/** Bytes before the offset kept, and checked at each poll that finds the file changed. */
+export const BEFORE_OFFSET_BYTES = 64;
 /** Default read size per syscall. */
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024;
 
@@ -68,8 +72,9 @@ export interface FileTailerOptions {
   /** The identity the caller already saw (e.g. while reading the header): a mismatch is a reset. */
   expectIdentity?: FileIdentity;
   /**
-   * The bytes just before `startOffset` as an earlier run read them (up to 64): checked once, at
-   * the first poll; different bytes there mean the file was rewritten (reset `rewritten`).
+   * The bytes just before `startOffset` as an earlier run read them (up to 64): checked at the
+   * first poll, like the bytes before the offset at every later poll that finds the file changed;
+   * different bytes there mean the file was rewritten (reset `rewritten`).
    */
   expectBefore?: Buffer;
   /** true (default): after a reset read from 0 at once; false: report the reset, read nothing. */
@@ -86,7 +91,8 @@ export class FileTailer {
   private position: number;
   private identity: FileIdentity | null;
   private lastSize = -1;
-  private expectBefore: Buffer | null;
+  /** The last bytes read before `position` (up to BEFORE_OFFSET_BYTES); null: not known. */
+  private before: Buffer | null;
   private lastMtimeNs = -1n;
 
   constructor(file: string, opts: FileTailerOptions = {}) {
@@ -97,7 +103,7 @@ export class FileTailer {
     this.counter = opts.counter;
     this.rereadOnReset = opts.rereadOnReset ?? true;
     this.identity = opts.expectIdentity ?? null;
-    this.expectBefore = opts.expectBefore && opts.expectBefore.length > 0 ? opts.expectBefore : null;
+    this.before = opts.expectBefore && opts.expectBefore.length > 0 ? opts.expectBefore : null;
     const start = Math.max(0, opts.startOffset ?? 0);
     if (start === 0 || opts.startLine !== undefined) {
       this.position = start;
@@ -175,9 +181,10 @@ export class FileTailer {
         else if (!head.subarray(0, known.head.length).equals(known.head)) reset = 'rewritten';
       }
     }
-    const before = this.expectBefore;
-    if (reset === null && before !== null) {
-      this.expectBefore = null;
+    // A rewrite in place that keeps the head (the same session's header) and reaches past the
+    // offset shows in the bytes before it (RELIABILITY B2).
+    const before = this.before;
+    if (reset === null && before !== null && changed) {
       const at = this.position - before.length;
       const got = at >= 0 ? await readAt(handle, at, before.length, this.counter, 'probe') : Buffer.alloc(0);
       probeBytes += got.length;
@@ -187,6 +194,7 @@ export class FileTailer {
     this.lastMtimeNs = st.mtimeNs;
     if (reset !== null) {
       this.position = 0;
+      this.before = null;
       this.assembler.reset(0);
       if (head === null) {
         head = await readAt(handle, 0, Math.min(HEAD_FINGERPRINT_BYTES, size), this.counter, 'probe');
@@ -216,6 +224,7 @@ export class FileTailer {
         for (const line of this.assembler.push(buf)) lines.push(line);
         this.position += buf.length;
         bytesRead += buf.length;
+        this.keepBefore(buf);
       }
     } catch (err) {
       // Keep what was assembled; the offset stops where the good bytes ended.
@@ -236,6 +245,12 @@ export class FileTailer {
     };
     if (error !== undefined) result.error = error;
     return result;
+  }
+
+  /** Keeps the last bytes read (a copy: the read buffer goes back to the pool). */
+  private keepBefore(buf: Buffer): void {
+    const n = BEFORE_OFFSET_BYTES;
+    this.before = buf.length >= n || this.before === null ? Buffer.from(buf.subarray(Math.max(0, buf.length - n))) : Buffer.concat([this.before, buf]).subarray(-n);
   }
 
   private empty(extra: { gone?: boolean; error?: string }): TailResult {
