@@ -320,6 +320,34 @@ test('rewritten in place with the same header (the same session) to past the old
   assert.equal(more.facts.name, 'new');
 });
 
+test('rewritten in place after the last read, before the cache entry is made: the next start does not take the new bytes from the old offset', async () => {
+  const { home, file } = setup();
+  const now = clock().now;
+  fs.writeFileSync(file, jsonl(header('a'), entry('session_info', { name: 'old' }), continuation(true)));
+  const live = new SessionFileReader(home, file, { now });
+  await live.update();
+  // The same session written again in place, longer, before the (timed) cache save.
+  fs.writeFileSync(file, jsonl(header('a'), user('y'.repeat(300)), entry('session_info', { name: 'new' })));
+  const saved = await live.cacheEntry();
+  assert.ok(saved, 'the entry describes what was read');
+  const st = fs.statSync(file);
+  const next = new SessionFileReader(home, file, { now, cached: structuredClone(saved) });
+  const u = await next.update({ size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+  assert.equal(u.facts.name, 'new');
+  assert.equal(u.facts.continuation, null, 'nothing of the old content');
+  assert.deepEqual(
+    u.warnings.filter((w) => w.severity === 'error'),
+    [],
+    'no torn fragment read as a line',
+  );
+  // The same with a partial last line held back (the bytes are read from the file then).
+  fs.writeFileSync(file, jsonl(header('a'), entry('session_info', { name: 'old2' })) + '{"type":"mess');
+  const held = new SessionFileReader(home, file, { now });
+  await held.update();
+  fs.writeFileSync(file, jsonl(header('a'), user('z'.repeat(300)), entry('session_info', { name: 'new2' })));
+  assert.equal(await held.cacheEntry(), null, 'not saved: the file no longer has the bytes read');
+});
+
 test('a lane file is known as a lane of its root from its path', async () => {
   const { home, file: rootFile } = setup();
   const laneDir = path.join(rootFile.replace(/\.jsonl$/, ''), 'run-3');

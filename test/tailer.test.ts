@@ -124,6 +124,28 @@ test('rewritten in place with the same head to past the old offset: detected as 
   assert.deepEqual(texts(after.lines), ['{"new":10}']);
 });
 
+test('the bytes before the offset are kept apart from the pooled read buffers: big appends to two files (read through the thread pool), then a plain append, is no rewrite', async () => {
+  const dir = tmp();
+  const a = path.join(dir, 'a.jsonl');
+  const b = path.join(dir, 'b.jsonl');
+  const big = (c: string) => JSON.stringify({ p: c.repeat(300_000) }) + '\n';
+  fs.writeFileSync(a, '{"h":1}\n');
+  fs.writeFileSync(b, '{"h":2}\n');
+  const ta = new FileTailer(a);
+  const tb = new FileTailer(b);
+  await ta.poll();
+  await tb.poll();
+  fs.appendFileSync(a, big('a'));
+  assert.equal((await ta.poll()).reset, null);
+  fs.appendFileSync(b, big('b'));
+  assert.equal((await tb.poll()).reset, null);
+  fs.appendFileSync(a, '{"x":1}\n');
+  const r = await ta.poll();
+  assert.equal(r.reset, null);
+  assert.equal(r.bytesRead, 8);
+  assert.deepEqual(ta.bytesBeforeOffset(), fs.readFileSync(a).subarray(-BEFORE_OFFSET_BYTES));
+});
+
 test('replaced by rename: treated as a new file, no mixing', async () => {
   const dir = tmp();
   const f = path.join(dir, 's.jsonl');

@@ -246,7 +246,12 @@ export class SessionFileReader {
 
   /**
    * What to remember of this file for the next run, or null when nothing useful is known (not
-   * read yet, or mid-reset). Reads the (up to 64) bytes before the resume point, counted as probes.
+   * read yet, or mid-reset). The (up to 64) bytes before the resume point are the ones the tailer
+   * read there; when it does not hold them (a partial last line is held back, or it read nothing
+   * yet) they are read from the file, counted as probes — and then only kept if the file still
+   * has, before the tailer's offset, the bytes it read: a rewrite in place since the last poll
+   * must not be saved as what was read (the next start would take the new bytes from the old
+   * offset as an append).
    */
   cacheEntry(): Promise<CachedSessionFile | null> {
     return this.serial(async () => {
@@ -254,11 +259,18 @@ export class SessionFileReader {
       const id = t?.fileIdentity();
       if (!t || !id || this.lastError !== null) return null;
       const end = t.pending()?.offset ?? t.offset();
+      const from = Math.max(0, end - HEAD_FINGERPRINT_BYTES);
+      const read = t.bytesBeforeOffset();
       let endBytes: Buffer = Buffer.alloc(0);
-      if (end > 0) {
-        const from = Math.max(0, end - HEAD_FINGERPRINT_BYTES);
+      if (end > 0 && read !== null && end === t.offset() && read.length === end - from) {
+        endBytes = read;
+      } else if (end > 0) {
         try {
           endBytes = await readAt(this.file, from, end - from, this.opts.counter, 'probe');
+          if (read !== null) {
+            const now = await readAt(this.file, t.offset() - read.length, read.length, this.opts.counter, 'probe');
+            if (!now.equals(read)) return null;
+          }
         } catch {
           return null;
         }

@@ -74,7 +74,8 @@ export interface FileTailerOptions {
   /**
    * The bytes just before `startOffset` as an earlier run read them (up to 64): checked at the
    * first poll, like the bytes before the offset at every later poll that finds the file changed;
-   * different bytes there mean the file was rewritten (reset `rewritten`).
+   * different bytes there mean the file was rewritten (reset `rewritten`). Used only with
+   * `startLine` (the offset is then `startOffset` itself) and when no longer than `startOffset`.
    */
   expectBefore?: Buffer;
   /** true (default): after a reset read from 0 at once; false: report the reset, read nothing. */
@@ -103,8 +104,9 @@ export class FileTailer {
     this.counter = opts.counter;
     this.rereadOnReset = opts.rereadOnReset ?? true;
     this.identity = opts.expectIdentity ?? null;
-    this.before = opts.expectBefore && opts.expectBefore.length > 0 ? opts.expectBefore : null;
     const start = Math.max(0, opts.startOffset ?? 0);
+    // Only where the offset is `start` itself: a start that may be mid-line begins a byte early.
+    this.before = opts.expectBefore && opts.expectBefore.length > 0 && opts.expectBefore.length <= start && opts.startLine !== undefined ? opts.expectBefore : null;
     if (start === 0 || opts.startLine !== undefined) {
       this.position = start;
       this.assembler.reset(start, { line: start === 0 ? 1 : (opts.startLine ?? null) });
@@ -245,6 +247,11 @@ export class FileTailer {
     };
     if (error !== undefined) result.error = error;
     return result;
+  }
+
+  /** The last bytes read before the offset (up to BEFORE_OFFSET_BYTES, a copy), or null when none are known. */
+  bytesBeforeOffset(): Buffer | null {
+    return this.before === null ? null : Buffer.from(this.before);
   }
 
   /** Keeps the last bytes read (a copy: the read buffer goes back to the pool). */
