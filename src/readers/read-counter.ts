@@ -21,6 +21,16 @@ export interface AsyncFd {
 
 const readAsync = promisify(readCallback);
 
+/**
+ * The last `n` bytes of what was read so far, given those kept before (null: none) and the chunk
+ * just read: the bytes a follower checks before its offset at its next read, to see a rewrite in
+ * place. Always a copy — read buffers are reused (a shared pool, a chunk buffer).
+ */
+export function keepLastBytes(kept: Buffer | null, chunk: Buffer, n: number): Buffer {
+  if (chunk.length >= n || kept === null) return Buffer.from(chunk.subarray(Math.max(0, chunk.length - n)));
+  return Buffer.concat([kept, chunk]).subarray(-n);
+}
+
 /** Read-only, and O_NONBLOCK so a FIFO planted where a file should be cannot hang the open. */
 export const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 

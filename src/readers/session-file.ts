@@ -23,7 +23,7 @@ import {
   type SessionEntry,
 } from './session-entry.js';
 import { parseSessionPath, type SessionPathInfo } from './session-path.js';
-import { FileTailer, HEAD_FINGERPRINT_BYTES, scanBackward, type FileIdentity, type TailReset, type TailResult } from './tailer.js';
+import { BEFORE_OFFSET_BYTES, FileTailer, HEAD_FINGERPRINT_BYTES, scanBackward, type FileIdentity, type TailReset, type TailResult } from './tailer.js';
 
 /** 32 KiB: how much of a large file's end is read at start (the last few entries). */
 export const DEFAULT_TAIL_WINDOW_BYTES = 32 * 1024;
@@ -246,12 +246,12 @@ export class SessionFileReader {
 
   /**
    * What to remember of this file for the next run, or null when nothing useful is known (not
-   * read yet, or mid-reset). The (up to 64) bytes before the resume point are the ones the tailer
-   * read there; when it does not hold them (a partial last line is held back, or it read nothing
-   * yet) they are read from the file, counted as probes — and then only kept if the file still
-   * has, before the tailer's offset, the bytes it read: a rewrite in place since the last poll
-   * must not be saved as what was read (the next start would take the new bytes from the old
-   * offset as an append).
+   * read yet, or mid-reset). The bytes before the resume point (up to BEFORE_OFFSET_BYTES, which
+   * the resuming tailer checks) are the ones the tailer read there; when it does not hold them (a
+   * partial last line is held back, or it read nothing yet) they are read from the file, counted
+   * as probes — and then only kept if the file still has, before the tailer's offset, the bytes
+   * it read: a rewrite in place since the last poll must not be saved as what was read (the next
+   * start would take the new bytes from the old offset as an append).
    */
   cacheEntry(): Promise<CachedSessionFile | null> {
     return this.serial(async () => {
@@ -259,7 +259,7 @@ export class SessionFileReader {
       const id = t?.fileIdentity();
       if (!t || !id || this.lastError !== null) return null;
       const end = t.pending()?.offset ?? t.offset();
-      const from = Math.max(0, end - HEAD_FINGERPRINT_BYTES);
+      const from = Math.max(0, end - BEFORE_OFFSET_BYTES);
       const read = t.bytesBeforeOffset();
       let endBytes: Buffer = Buffer.alloc(0);
       if (end > 0 && read !== null && end === t.offset() && read.length === end - from) {

@@ -12,7 +12,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Warning } from '../model/types.js';
 import { errorCode, fileWarning } from './json-file.js';
 import { parseJsonText } from './json-text.js';
-import { READ_FLAGS } from './read-counter.js';
+import { keepLastBytes, READ_FLAGS } from './read-counter.js';
 import { nextTurn } from './time-slices.js';
 
 /** Longest line we parse; a longer one is skipped with a warning. */
@@ -145,7 +145,7 @@ export class JsonlFollower {
         if (bytesRead === 0) break;
         const chunk = buf.subarray(0, bytesRead);
         this.consume(chunk, lines, warnings);
-        this.keepTail(chunk);
+        this.tail = keepLastBytes(this.tail, chunk, TAIL_BYTES);
         sinceYield += bytesRead;
         if (sinceYield >= YIELD_BYTES) {
           sinceYield = 0;
@@ -172,11 +172,6 @@ export class JsonlFollower {
     if (want === 0 || want > this.offset) return want === 0 && this.offset === 0;
     const got = Buffer.alloc(want);
     return readSync(fd, got, 0, want, this.offset - want) === want && got.equals(this.tail);
-  }
-
-  /** Keeps the last TAIL_BYTES consumed (a copy: the read buffer is reused). */
-  private keepTail(chunk: Buffer): void {
-    this.tail = chunk.length >= TAIL_BYTES ? Buffer.from(chunk.subarray(chunk.length - TAIL_BYTES)) : Buffer.concat([this.tail, chunk]).subarray(-TAIL_BYTES);
   }
 
   private restart(identity: string | null): void {

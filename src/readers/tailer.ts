@@ -8,7 +8,7 @@
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { DEFAULT_MAX_LINE_BYTES, LineAssembler, type AssembledLine, type PendingLine } from './line-assembler.js';
-import { READ_FLAGS, readAt, readInto, type ReadCounter } from './read-counter.js';
+import { keepLastBytes, READ_FLAGS, readAt, readInto, type ReadCounter } from './read-counter.js';
 import { msFromNs } from './time-value.js';
 
 /**
@@ -226,7 +226,7 @@ export class FileTailer {
         for (const line of this.assembler.push(buf)) lines.push(line);
         this.position += buf.length;
         bytesRead += buf.length;
-        this.keepBefore(buf);
+        this.before = keepLastBytes(this.before, buf, BEFORE_OFFSET_BYTES);
       }
     } catch (err) {
       // Keep what was assembled; the offset stops where the good bytes ended.
@@ -252,12 +252,6 @@ export class FileTailer {
   /** The last bytes read before the offset (up to BEFORE_OFFSET_BYTES, a copy), or null when none are known. */
   bytesBeforeOffset(): Buffer | null {
     return this.before === null ? null : Buffer.from(this.before);
-  }
-
-  /** Keeps the last bytes read (a copy: the read buffer goes back to the pool). */
-  private keepBefore(buf: Buffer): void {
-    const n = BEFORE_OFFSET_BYTES;
-    this.before = buf.length >= n || this.before === null ? Buffer.from(buf.subarray(Math.max(0, buf.length - n))) : Buffer.concat([this.before, buf]).subarray(-n);
   }
 
   private empty(extra: { gone?: boolean; error?: string }): TailResult {
