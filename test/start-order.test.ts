@@ -19,6 +19,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import type { IncidentRecord, ReaderEvent } from '../src/model/types.js';
+import { SharedMap } from '../src/model/shared-map.js';
 import { compactIncidentRaw, expandIncidentRaw } from '../src/readers/incident-file.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
 import { CACHE_WRITER, HomeReader, type HomeReaderOptions } from '../src/readers/home-reader.js';
@@ -202,7 +203,8 @@ async function modelAfterStart(home: string, opts: Partial<HomeReaderOptions> = 
   const plain: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(state)) {
     if (k === 'version') continue;
-    plain[k] = v instanceof Map ? [...v.entries()].sort(([a], [b]) => String(a).localeCompare(String(b))) : v;
+    // The model's maps are native maps or versions sharing entries (SharedMap): compared by entries.
+    plain[k] = v instanceof Map || v instanceof SharedMap ? [...v.entries()].sort(([a], [b]) => String(a).localeCompare(String(b))) : v;
   }
   return plain;
 }
