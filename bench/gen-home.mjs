@@ -29,6 +29,10 @@ export const SHAPES = {
   big: { roots: 200, lanesPerRoot: 5, rootBytes: 2.55 * MB, largestBytes: 220 * MB, farRoots: 4, farBytes: 6 * MB, laneMaxBytes: 600 * KB, incidents: 5000 },
   quick: { roots: 80, lanesPerRoot: 5, rootBytes: 1.6 * MB, largestBytes: 64 * MB, farRoots: 3, farBytes: 3 * MB, laneMaxBytes: 300 * KB, incidents: 2000 },
   small: { roots: 20, lanesPerRoot: 5, rootBytes: 260 * KB, largestBytes: 2.2 * MB, farRoots: 2, farBytes: 600 * KB, laneMaxBytes: 60 * KB, incidents: 500 },
+  // Many sessions, little in each: what a batch costs as the number of sessions grows (bench --only scale).
+  // The big home's 50 live requests (`live`: the demo's scale mode makes a quarter of its roots live;
+  // 500 processes in requests at once is another question than how many sessions a home keeps).
+  wide: { roots: 2000, lanesPerRoot: 5, rootBytes: 24 * KB, largestBytes: 2 * MB, farRoots: 0, farBytes: 0, laneMaxBytes: 6 * KB, incidents: 5000, live: 50 },
   huge: { roots: 200, lanesPerRoot: 5, rootBytes: 25.5 * MB, largestBytes: 2200 * MB, farRoots: 4, farBytes: 6 * MB, laneMaxBytes: 6 * MB, incidents: 5000 },
 };
 
@@ -93,7 +97,7 @@ async function generate(home, repoDir, shape, log) {
   for (const s of roots) {
     if (!s.checkpoint) continue;
     const cp = JSON.parse(readFileSync(s.checkpoint, 'utf8'));
-    if (cp.state === 'requesting') liveCheckpoints.push(s.checkpoint);
+    if (cp.state === 'requesting' && liveCheckpoints.length < (shape.live ?? Infinity)) liveCheckpoints.push(s.checkpoint);
   }
   const sessionFiles = bulk.map((s) => s.file);
   const total = await homeBytes(home);

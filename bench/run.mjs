@@ -2,7 +2,7 @@
 /**
  * `npm run bench`: how loop-dash behaves on a big pi home, measured side by side in one run.
  *
- *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only start,live,...]
+ *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only floor,start,keys,live,scale]
  *
  * --quick (or CI=true): fewer runs, a smaller big home, 10 s idle windows. --10g: also generate a
  * 10 GB home (disk permitting) and compare peak RSS. Figures are medians (and p50/p99 for
@@ -303,6 +303,66 @@ async function cpuOver(pid, seconds, split) {
   return ((procCpuMs(pid) - c0) / dt) * 100;
 }
 
+/**
+ * CPU at 100 appends/s over `targets`: several windows back to back, the median reported (a single
+ * window moved by the host's load by up to 3 points between runs: 11.6-15.5 % for three in a row of
+ * the same build).
+ */
+async function cpuAt100(pid, targets) {
+  const windows = [];
+  for (let w = 0; w < CPU_WINDOWS; w++) {
+    const c0 = procCpuMs(pid);
+    const m0 = mainThreadCpuMs(pid);
+    const t0 = now();
+    const n = CPU_S * 100;
+    for (let i = 0; i < n; i++) {
+      const wait = t0 + i * 10 - now();
+      if (wait > 1) await sleep(wait);
+      fs.appendFileSync(targets[i % targets.length], appendLine(now()));
+    }
+    const dt = now() - t0;
+    windows.push({ cpu: ((procCpuMs(pid) - c0) / dt) * 100, main: ((mainThreadCpuMs(pid) - m0) / dt) * 100 });
+  }
+  return { cpu100Windows: windows, cpu100: median(windows.map((w) => w.cpu)), cpu100Main: median(windows.map((w) => w.main)) };
+}
+
+/**
+ * What the number of sessions costs once the home is read: the big home (1 213 sessions) against
+ * one of ten times as many small ones (`wide`: 12 013 sessions, 5 000 incidents). Per append, in a
+ * fresh node per home (`bench/model-scale.mjs`): the model, snapshot, rows and screen work of one
+ * reader batch. Then the dashboard itself on each home (a first start, the one-time background work
+ * done): CPU at 100 appends/s over 100 lanes, the same windows as the live section's.
+ */
+async function scaleSection(homes) {
+  const out = {};
+  for (const h of homes) {
+    const json = execFileSync(process.execPath, [path.join(repo, 'bench', 'model-scale.mjs'), h.home], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    out[h.name] = { perAppend: JSON.parse(json.trim().split('\n').pop()) };
+    log(`  ${h.name}: ${out[h.name].perAppend.sessions} sessions, ${out[h.name].perAppend.total.toFixed(3)} ms of model and frame work per append`);
+  }
+  for (const h of homes) {
+    log(`  ${h.name}: the dashboard, a first start, then CPU at 100 appends/s over 100 lanes (${CPU_WINDOWS} windows of ${CPU_S} s) …`);
+    clearAppCache();
+    const app = startApp({ home: h.home, env: appEnv, rows: 60, cols: 200, marksFile: path.join(scratch, `scale-${h.name}-marks.jsonl`) });
+    const restorer = new Restorer();
+    try {
+      await app.waitOutput(/loop-dash/, 30_000);
+      const populated = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.p), 'populated', 120_000, 10);
+      out[h.name].populatedCold = populated.t - app.t0;
+      await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'background'), 'background work done', 600_000, 200);
+      await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'audit'), 'bounds audit done', 120_000, 200);
+      await sleep(2000);
+      const targets = h.manifest.lanes.slice(0, 100);
+      for (const f of targets) restorer.note(f);
+      Object.assign(out[h.name], await cpuAt100(app.pid(), targets));
+    } finally {
+      await app.quit();
+      restorer.restore();
+    }
+  }
+  return out;
+}
+
 async function liveSection(home, manifest) {
   log('live: a first-ever start (no cache) in a 72-row terminal, filter "requesting" (the live roots with countdowns)');
   clearAppCache();
@@ -401,27 +461,7 @@ async function liveSection(home, manifest) {
     out.burstLastFrame = { p50: quantile(lastOfBurstFrame, 0.5), max: Math.max(...lastOfBurstFrame.map((x) => (Number.isFinite(x) ? x : Infinity))) };
 
     log(`  CPU at 100 appends/s over ${targets.length} files: ${CPU_WINDOWS} windows of ${CPU_S} s …`);
-    {
-      // Several windows back to back, the median reported: a single window moved by the host's
-      // load by up to 3 points between runs (11.6-15.5 % for three in a row of the same build).
-      const windows = [];
-      for (let w = 0; w < CPU_WINDOWS; w++) {
-        const c0 = procCpuMs(pid);
-        const m0 = mainThreadCpuMs(pid);
-        const t0 = now();
-        const n = CPU_S * 100;
-        for (let i = 0; i < n; i++) {
-          const wait = t0 + i * 10 - now();
-          if (wait > 1) await sleep(wait);
-          fs.appendFileSync(targets[i % targets.length], appendLine(now()));
-        }
-        const dt = now() - t0;
-        windows.push({ cpu: ((procCpuMs(pid) - c0) / dt) * 100, main: ((mainThreadCpuMs(pid) - m0) / dt) * 100 });
-      }
-      out.cpu100Windows = windows;
-      out.cpu100 = median(windows.map((w) => w.cpu));
-      out.cpu100Main = median(windows.map((w) => w.main));
-    }
+    Object.assign(out, await cpuAt100(pid, targets));
     await sleep(1000);
 
     log(`  flood: 10 000 lines/s over 10 files for ${FLOOD_S} s …`);
@@ -619,6 +659,26 @@ async function main() {
       row('once', 'first start ever: populated → background search done', live.oneTime.backgroundMs, 'ms');
       row('once', 'bytes read by it and the bounds audit (share of home)', (live.oneTime.rchar / big.manifest.totalBytes) * 100, '%');
       row('once', 'CPU spent by them', live.oneTime.cpuMs, 'ms');
+    }
+
+    if (want('scale')) {
+      const wide = await ensureHome('wide', log);
+      await refreshLiveCheckpoints(wide.manifest, sleeper.pid, pidStart, Date.now());
+      log('scale: the big home against one of ten times as many sessions');
+      const sc = await scaleSection([
+        { name: 'big', home: big.home, manifest: big.manifest },
+        { name: 'wide', home: wide.home, manifest: wide.manifest },
+      ]);
+      results.scale = sc;
+      const b = sc.big.perAppend;
+      const w = sc.wide.perAppend;
+      row('scale', `model and frame work per append, ${b.sessions} sessions (reduce / snapshot / rows+screen)`, `${b.total.toFixed(3)} (${b.reduce.toFixed(3)} / ${b.snapshot.toFixed(3)} / ${(b.rows + b.nextChange + b.screen).toFixed(3)})`, 'ms');
+      row('scale', `model and frame work per append, ${w.sessions} sessions (reduce / snapshot / rows+screen)`, `${w.total.toFixed(3)} (${w.reduce.toFixed(3)} / ${w.snapshot.toFixed(3)} / ${(w.rows + w.nextChange + w.screen).toFixed(3)})`, 'ms');
+      row('scale', `  ${(w.sessions / b.sessions).toFixed(1)}× the sessions: × the work per append`, w.total / b.total, '×');
+      row('scale', `CPU at 100 appends/s over 100 lanes, ${b.sessions} sessions`, sc.big.cpu100, '%', '≤ 15', sc.big.cpu100 <= 15);
+      row('scale', `CPU at 100 appends/s over 100 lanes, ${w.sessions} sessions`, sc.wide.cpu100, '%', '≤ 15', sc.wide.cpu100 <= 15);
+      if (CPU_WINDOWS > 1) row('scale', '  each window, big / wide', `${sc.big.cpu100Windows.map((x) => x.cpu.toFixed(2)).join(' ')} / ${sc.wide.cpu100Windows.map((x) => x.cpu.toFixed(2)).join(' ')}`, '%');
+      row('scale', `first start to populated, wide home (${(wide.manifest.totalBytes / MB).toFixed(0)} MB, ${wide.manifest.files} files)`, sc.wide.populatedCold, 'ms');
     }
 
     if (withHuge) {
