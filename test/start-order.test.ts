@@ -24,6 +24,7 @@ import { compactIncidentRaw, expandIncidentRaw } from '../src/readers/incident-f
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
 import { CACHE_WRITER, HomeReader, type HomeReaderOptions } from '../src/readers/home-reader.js';
 import { readInWorker, type ReadJob, type ReadJobInput } from '../src/readers/read-pool.js';
+import { CLAIMED_BY_MAIN, CLAIMED_BY_WORKER, claimForMain } from '../src/readers/read-claims.js';
 import { createReadCounter } from '../src/readers/read-counter.js';
 import { relativeInside } from '../src/readers/rel-path.js';
 import { scanBackward } from '../src/readers/tailer.js';
@@ -213,7 +214,7 @@ async function modelAfterStart(home: string, opts: Partial<HomeReaderOptions> = 
  * Runs `run` with `fs[name]` counting the paths it is called with (ES module named imports of it
  * follow: syncBuiltinESMExports), and gives back what `run` gave and those paths.
  */
-async function pathsGivenTo<T>(name: 'statSync' | 'openSync' | 'readdirSync', run: () => Promise<T>): Promise<{ value: T; paths: Set<string> }> {
+async function pathsGivenTo<T>(name: 'statSync' | 'openSync' | 'readdirSync' | 'readFileSync', run: () => Promise<T>): Promise<{ value: T; paths: Set<string> }> {
   const paths = new Set<string>();
   const mutable = fs as unknown as Record<string, (...args: unknown[]) => unknown>;
   const original = mutable[name]!;
@@ -239,24 +240,45 @@ test('a start read partly on a worker thread ends with exactly the model of a st
   const one = await modelAfterStart(manifest.home, { workerMinFiles: Infinity });
   const given: ReadJobInput[] = [];
   const answered: number[] = [];
+  const addedClaims: (SharedArrayBuffer | undefined)[] = [];
   const spy = (input: ReadJobInput): ReadJob => {
     const items = [...input.items];
     given.push({ ...input, items });
     const job = readInWorker(input);
     return {
       stop: job.stop,
-      add: (more, last) => (items.push(...more), job.add(more, last)),
+      add: (more, last, claims) => (items.push(...more), addedClaims.push(claims), job.add(more, last, claims)),
       result: job.result.then((r) => (answered.push(r?.length ?? -1), r)),
     };
   };
   const cacheDir = path.join(base, 'cache');
-  const two = await modelAfterStart(manifest.home, { workerMinFiles: 0, readJob: spy, cacheDir });
+  // What this thread opened, or read in one call (a small file whose walk stat says its size).
+  const { value: { value: two, paths: openedHere }, paths: readWhole } = await pathsGivenTo('readFileSync', () => pathsGivenTo('openSync', () => modelAfterStart(manifest.home, { workerMinFiles: 0, readJob: spy, cacheDir })));
+  const opened = new Set([...openedHere, ...readWhole]);
   assert.equal(given.length, 1, 'the worker was started');
   assert.equal(given[0]!.more, true, 'before the walk of the rest, so more was handed to it after');
   const sessionsGiven = given[0]!.items.filter(([k]) => k === 'session').length;
   assert.ok(sessionsGiven > 0 && given[0]!.items.some(([k]) => k === 'incident'), `it was given sessions (${sessionsGiven}) and incidents`);
   assert.deepEqual(answered, [given[0]!.items.length], 'and answered every item');
   assert.deepEqual(two, one, 'the same model either way');
+  // The session files were shared: each taken by one thread, and read on this one only if it took it.
+  const claims = new Int32Array(given[0]!.claims!);
+  assert.equal(claims.length, sessionsGiven, 'every session file the cache does not answer is shared (the small files follow with slots of their own)');
+  claims.forEach((c, i) => {
+    const file = given[0]!.items[i]![1];
+    assert.ok(c === CLAIMED_BY_WORKER || c === CLAIMED_BY_MAIN, `${file}: taken by one thread (${c})`);
+    if (c === CLAIMED_BY_MAIN) assert.ok(opened.has(file), `${file}: taken here, read here`);
+  });
+  // And the small files handed over after the walk: each taken by one thread too.
+  assert.equal(addedClaims.length, 1);
+  const smallClaims = new Int32Array(addedClaims[0]!);
+  const smallGiven = given[0]!.items.slice(sessionsGiven);
+  assert.equal(smallClaims.length, smallGiven.length, 'a slot per small file');
+  smallClaims.forEach((c, i) => {
+    assert.ok(c === CLAIMED_BY_WORKER || c === CLAIMED_BY_MAIN, `${smallGiven[i]![1]}: taken by one thread (${c})`);
+    if (c === CLAIMED_BY_MAIN) assert.ok(opened.has(smallGiven[i]![1]), `${smallGiven[i]![1]}: taken here, read here`);
+    else assert.ok(!opened.has(smallGiven[i]![1]), `${smallGiven[i]![1]}: the worker's, not read here`);
+  });
 
   // The entries the worker made were kept: a warm start reads no session byte and shows the same.
   const counter = createReadCounter();
@@ -274,6 +296,31 @@ test('a start read partly on a worker thread ends with exactly the model of a st
   assert.equal(given[0]!.items.filter(([k]) => k === 'session').length, 0, 'no session: the cache answers them');
   assert.deepEqual(answered, [given[0]!.items.length]);
   assert.deepEqual(late, one);
+});
+
+test('the worker and this thread share the session files slot by slot: the worker takes them from the oldest up to the first one taken here, and answers those it did not read with no entry', async (t) => {
+  const { manifest } = await demoHome(t);
+  const sessions = manifest.sessions.filter((s) => s.file !== null).map((s) => s.file!);
+  assert.ok(sessions.length >= 6, `enough sessions (${sessions.length})`);
+  const buffer = new SharedArrayBuffer(4 * (sessions.length + 1));
+  const claims = new Int32Array(buffer);
+  const job = readInWorker({ home: manifest.home, items: [...sessions.map((f) => ['session', f] as ['session', string]), ['incident', manifest.incidents[0]!.file]], scanMaxBytes: Infinity, incompleteGraceMs: 2_000, claims: buffer });
+  // This thread takes the newest half at once, as a start does from the newest down (a thread
+  // takes tens of milliseconds to start: none of these can be the worker's yet).
+  const half = Math.ceil(sessions.length / 2);
+  for (let i = sessions.length - 1; i >= half; i--) assert.equal(claimForMain(claims, i), true, `slot ${i} is free`);
+  const results = await job.result;
+  assert.ok(results, 'the worker answered');
+  assert.equal(results.length, sessions.length + 1, 'one result per item');
+  assert.deepEqual([...claims], [...sessions.map((_, i) => (i < half ? CLAIMED_BY_WORKER : CLAIMED_BY_MAIN)), CLAIMED_BY_WORKER], 'it took the oldest half, up to the first slot taken here, and its other item');
+  results.slice(0, sessions.length).forEach((r, i) => {
+    assert.ok('entry' in r);
+    if (i >= half) assert.equal(r.entry, null, `slot ${i}: not read there`);
+  });
+  assert.ok(results.slice(0, half).some((r) => 'entry' in r && r.entry !== null), 'the ones it took come back as cache entries');
+  assert.ok(!('entry' in results[sessions.length]!), 'its own item (an incident) read too');
+  assert.equal(claimForMain(claims, 0), false, 'a slot taken stays taken');
+  await job.exited;
 });
 
 test('the cache drops what it remembered of files removed while the dashboard was closed (at the first save after the start\'s walk), and keeps the rest', async (t) => {

@@ -22,6 +22,7 @@ import type { ReadCounter } from './read-counter.js';
 import { SMALL_FILE_READERS, type SmallFileKind } from './small-file-kinds.js';
 import { relativeInside, resolvedPrefix } from './rel-path.js';
 import { readInWorker, type ReadJob, type ReadJobInput, type ReadJobResult } from './read-pool.js';
+import { CLAIMED_BY_MAIN, claimForMain } from './read-claims.js';
 import { SessionCache } from './session-cache.js';
 import { SessionFileReader, type CachedSessionFile } from './session-file.js';
 import { parseSessionPath } from './session-path.js';
@@ -112,8 +113,6 @@ export interface HomeReaderOptions {
 
 /** Progress events (and so renders) during the initial load: at most one per this long. */
 const PROGRESS_MS = 250;
-/** The share of a big cold start's session files (the oldest) a worker thread reads. */
-const WORKER_SESSION_SHARE = 0.3;
 /** The small record files, in the order a start reads them. */
 const SMALL_KINDS: readonly SmallFileKind[] = ['incident', 'lane-status', 'receipt'];
 /** The adaptive sweep: at least this often … */
@@ -452,22 +451,33 @@ export class HomeReader {
     // waits for the frame of the whole home (~0.3 s later) instead of a frame of its own.
     if (checkpoints.length > 0 || drawn.size === 0) this.flush();
 
-    // What the cache does not answer of the sessions. When that is a big share (a cold start of a
-    // big home), a worker thread starts on the oldest of them now, while this thread walks the rest
-    // of the home (not before the checkpoints: it would delay them); the incidents, lane statuses
-    // and receipts the cache does not answer either are handed to it after that walk.
+    // What the cache does not answer of the sessions. When that is a lot (a cold start of a big
+    // home), a worker thread starts on them now, from the oldest, while this thread walks the rest
+    // of the home (not before the checkpoints: it would delay them) and then reads them from the
+    // newest; the two take each file in turn (read-claims.ts) and meet wherever the work leaves
+    // them. The incidents, lane statuses and receipts the cache does not answer either are handed
+    // to the worker after that walk, and it reads those first.
     const uncached = sessions.filter((f) => this.cache?.get(f.file) === undefined);
-    const share = (list: readonly FoundFile[]) => list.slice(Math.floor(list.length * (1 - WORKER_SESSION_SHARE)));
-    const readJob = (list: readonly FoundFile[], more: boolean, small: ReadJobInput['items'] = []) =>
-      this.opts.readJob({
+    let workerSessions: FoundFile[] = [];
+    // The slots of the items both threads may read (read-claims.ts): the sessions' (oldest first),
+    // and where the small files' begin.
+    let claims = null as Int32Array | null;
+    let smallSlots = null as { claims: Int32Array; offset: number } | null;
+    const readJob = (list: readonly FoundFile[], more: boolean, small: ReadJobInput['items'] = []) => {
+      workerSessions = [...list].reverse();
+      const buffer = new SharedArrayBuffer(4 * (workerSessions.length + small.length));
+      claims = new Int32Array(buffer);
+      if (small.length > 0) smallSlots = { claims, offset: workerSessions.length };
+      return this.opts.readJob({
         home: this.home,
-        items: [...list.map((f) => ['session', f.file] as ['session', string]), ...small],
+        items: [...workerSessions.map((f) => ['session', f.file] as ['session', string]), ...small],
         scanMaxBytes: this.opts.startScanBytes,
         incompleteGraceMs: this.opts.incompleteGraceMs,
         more,
+        claims: buffer,
       });
-    let workerSessions = uncached.length >= this.opts.workerMinFiles ? share(uncached) : [];
-    let job = workerSessions.length > 0 ? readJob(workerSessions, true) : null;
+    };
+    let job = uncached.length >= this.opts.workerMinFiles && uncached.length > 0 ? readJob(uncached, true) : null;
     this.readJob = job;
 
     const incidents = homePaths(this.home).incidents;
@@ -500,18 +510,31 @@ export class HomeReader {
     });
     await this.breathe();
     const smallItems = toRead.map(({ kind, f }) => [kind, f.file] as [SmallFileKind, string]);
-    if (job) job.add(smallItems, true);
-    else if (toRead.length + uncached.length >= this.opts.workerMinFiles) {
-      workerSessions = share(uncached);
-      job = readJob(workerSessions, false, smallItems);
+    if (job) {
+      const buffer = new SharedArrayBuffer(4 * smallItems.length);
+      smallSlots = { claims: new Int32Array(buffer), offset: 0 };
+      job.add(smallItems, true, buffer);
+    } else if (toRead.length + uncached.length >= this.opts.workerMinFiles) {
+      job = readJob(uncached, false, smallItems);
       this.readJob = job;
     }
-    const inWorker = new Set(workerSessions.map((f) => f.file));
+    // Each shared file's slot (its index among the worker's, which are oldest first).
+    const slotOf = new Map(workerSessions.map((f, i) => [f.file, i]));
+    /** True when the worker has (or had) `f`: this thread then leaves it, and every older shared one. */
+    let workerHasTheRest = false;
+    const theWorkers = (f: FoundFile): boolean => {
+      const slot = slotOf.get(f.file);
+      if (slot === undefined || !claims) return false;
+      if (!workerHasTheRest && claimForMain(claims, slot)) return false;
+      workerHasTheRest = true;
+      return true;
+    };
 
     let read = 0;
-    const readSessions = async (list: readonly FoundFile[]) => {
+    const readSessions = async (list: readonly FoundFile[], skip: (f: FoundFile) => boolean = () => false) => {
       for (const f of list) {
         if (this.stopped) return;
+        if (skip(f)) continue;
         await this.readOne(f.file, 'session', f);
         read++;
         if (performance.now() - this.lastProgressAt >= PROGRESS_MS) {
@@ -522,14 +545,29 @@ export class HomeReader {
         await this.breathe();
       }
     };
-    await readSessions(sessions.filter((f) => !inWorker.has(f.file)));
+    await readSessions(sessions, theWorkers);
     if (this.stopped) return;
     this.opts.onStage('tails');
+    // The small files the worker has not reached yet: this thread reads them from the last down
+    // until it meets the worker (which reads them from the first up), instead of waiting for it.
+    if (smallSlots) {
+      for (let i = toRead.length - 1; i >= 0 && !this.stopped; i--) {
+        if (!claimForMain(smallSlots.claims, smallSlots.offset + i)) break;
+        const { kind, f } = toRead[i]!;
+        const r = await SMALL_FILE_READERS[kind](this.home, f.file, f);
+        this.cacheStore(f.file, kind, f, r);
+        answered.set(f.file, r);
+        await this.breathe();
+      }
+      if (this.stopped) return;
+    }
     // The worker's results (null: it failed; everything is then read here).
     const results: ReadJobResult[] = (job ? await job.result : null) ?? [];
     const workerGone = job?.exited;
     if (job) this.opts.onStage('worker');
     this.readJob = null;
+    // The shared files this thread did not read: the worker's (or, if it failed, still unread).
+    const left = claims ? workerSessions.filter((_, i) => claims![i] !== CLAIMED_BY_MAIN) : workerSessions;
     workerSessions.forEach((f, i) => {
       const r = results[i];
       if (!r || !('entry' in r) || !r.entry) return;
@@ -537,7 +575,7 @@ export class HomeReader {
       this.sessions.get(f.file)?.offerCache(r.entry);
       this.cache?.set(f.file, r.entry);
     });
-    await readSessions(workerSessions);
+    await readSessions(left);
     if (this.stopped) return;
     toRead.forEach(({ kind, f }, i) => {
       const r = results[workerSessions.length + i];

@@ -23,6 +23,12 @@ export interface ReadJobInput {
   incompleteGraceMs: number;
   /** More items will follow (`ReadJob.add`): the worker waits for them after these. */
   more?: boolean;
+  /**
+   * Items both threads may read, so neither waits while the other has work: a slot per item of
+   * `items`, taken once (read-claims.ts); the worker reads an item only if it takes its slot.
+   * Without it, every item is the worker's.
+   */
+  claims?: SharedArrayBuffer;
 }
 
 /** One item's result: a record file's read, or a session file's cache entry (null: read it here). */
@@ -34,8 +40,8 @@ export type ReadJobResult = SmallFileRead<unknown> | { entry: CachedSessionFile 
  */
 export interface ReadJob {
   result: Promise<ReadJobResult[] | null>;
-  /** For a job started with `more`: items read after those given so far; `last`: nothing follows. */
-  add(items: ReadJobInput['items'], last: boolean): void;
+  /** For a job started with `more`: items read after those given so far (with their slots); `last`: nothing follows. */
+  add(items: ReadJobInput['items'], last: boolean, claims?: SharedArrayBuffer): void;
   stop(): void;
   /**
    * Resolves once the worker thread is gone. Its exit (the isolate and heap of a few thousand
@@ -45,10 +51,14 @@ export interface ReadJob {
   exited?: Promise<void>;
 }
 
+/** What the worker posts: results with their items' indices, in batches. */
+export type IndexedResult = [number, ReadJobResult];
+
 /** What the main thread posts to a worker started with `more`. */
 export interface ReadJobMore {
   items: ReadJobInput['items'];
   last: boolean;
+  claims?: SharedArrayBuffer;
 }
 
 /**
@@ -77,13 +87,19 @@ export function readInWorker(input: ReadJobInput): ReadJob {
   } catch {
     return { result: Promise.resolve(null), add: () => undefined, stop: () => undefined, exited: Promise.resolve() };
   }
+  // The worker answers in the order it reads (its own items before shared ones): each result
+  // comes with its item's index.
   const results: ReadJobResult[] = [];
+  let answered = 0;
   let expected = input.items.length;
-  const complete = () => (results.length === expected ? results : null);
+  const complete = () => (answered === expected ? results : null);
   const result = new Promise<ReadJobResult[] | null>((resolve) => {
-    worker.on('message', (batch: ReadJobResult[] | null) => {
-      if (batch === null) resolve(complete());
-      else results.push(...batch);
+    worker.on('message', (batch: IndexedResult[] | null) => {
+      if (batch === null) return resolve(complete());
+      for (const [i, r] of batch) {
+        if (results[i] === undefined) answered++;
+        results[i] = r;
+      }
     });
     worker.on('error', () => resolve(null));
     worker.on('exit', () => resolve(complete()));
@@ -91,9 +107,9 @@ export function readInWorker(input: ReadJobInput): ReadJob {
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     result,
-    add: (items, last) => {
+    add: (items, last, claims) => {
       expected += items.length;
-      worker.postMessage({ items, last } satisfies ReadJobMore);
+      worker.postMessage({ items, last, ...(claims ? { claims } : {}) } satisfies ReadJobMore);
     },
     stop: () => void worker.terminate(),
     exited,

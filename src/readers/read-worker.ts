@@ -6,13 +6,16 @@
  * without reading the file again; a record file comes back as its reader's result.
  *
  * Input (`workerData`): {@link ReadJobInput}, and with `more` further items posted as
- * {@link ReadJobMore} until one says `last`. Output: one result per item, in order, posted in
- * batches; `null` once all are sent.
+ * {@link ReadJobMore} until one says `last`. Output: one result per item with its index
+ * ({@link IndexedResult}), posted in batches in the order read — the other items as they come,
+ * the session files given first between; an item whose slot the main thread took (`claims`,
+ * read-claims.ts) is answered `{ entry: null }` unread; `null` once all are sent.
  */
 import { readlinkSync } from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ReadJobInput, ReadJobMore, ReadJobResult } from './read-pool.js';
+import type { IndexedResult, ReadJobInput, ReadJobMore } from './read-pool.js';
+import { claimForWorker } from './read-claims.js';
 import { SessionFileReader } from './session-file.js';
 import { SMALL_FILE_READERS } from './small-file-kinds.js';
 
@@ -31,39 +34,65 @@ const input = workerData as ReadJobInput;
 const BATCH = 200;
 // The items in order: those given at the start, then (`more`) those posted after, until `last`.
 const queue = [...input.items];
+// Each item's slot (read-claims.ts), or null: the item is ours alone.
+const slotArray: (Int32Array | null)[] = [];
+const slotIndex: number[] = [];
+const addSlots = (count: number, buffer: SharedArrayBuffer | undefined) => {
+  const claims = buffer ? new Int32Array(buffer) : null;
+  for (let j = 0; j < count; j++) {
+    // An item past the buffer's slots is ours alone.
+    slotArray.push(claims && j < claims.length ? claims : null);
+    slotIndex.push(j);
+  }
+};
+addSlots(queue.length, input.claims);
+// The session files given at the start come first (oldest first): read after the other items,
+// which are read as they come — the main thread reads sessions from the newest down meanwhile.
+let sessions = 0;
+while (sessions < queue.length && queue[sessions]![0] === 'session') sessions++;
 let ended = !input.more;
 let wake: (() => void) | null = null;
 const onMore = (m: ReadJobMore) => {
   // One by one: a home's tens of thousands of incidents are too many arguments for one push.
   for (const item of m.items) queue.push(item);
+  addSlots(m.items.length, m.claims);
   if (m.last) ended = true;
   wake?.();
 };
 if (!ended) parentPort?.on('message', onMore);
-let batch: ReadJobResult[] = [];
-for (let next = 0; ; ) {
-  if (next === queue.length) {
+let batch: IndexedResult[] = [];
+const send = () => {
+  if (batch.length > 0) parentPort?.postMessage(batch);
+  batch = [];
+};
+for (let nextSession = 0, nextOther = sessions; ; ) {
+  let i: number;
+  if (nextOther < queue.length) i = nextOther++;
+  else if (nextSession < sessions) i = nextSession++;
+  else {
     // Nothing left to read: what was read so far goes back now, then wait for more (or stop).
-    if (batch.length > 0) parentPort?.postMessage(batch);
-    batch = [];
+    send();
     if (ended) break;
     await new Promise<void>((resolve) => (wake = resolve));
     wake = null;
     continue;
   }
-  const [kind, file] = queue[next++]!;
+  const claims = slotArray[i]!;
+  if (claims && !claimForWorker(claims, slotIndex[i]!)) {
+    // The main thread took it (and reads it).
+    batch.push([i, { entry: null }]);
+    continue;
+  }
+  const [kind, file] = queue[i]!;
   if (kind === 'session') {
     const reader = new SessionFileReader(input.home, file, { now: () => Date.now(), scanMaxBytes: input.scanMaxBytes, incompleteGraceMs: input.incompleteGraceMs });
     const r = await reader.update();
     // A file with anything to report is left to the main thread, which reports it as it always does.
-    batch.push({ entry: r.gone || r.error !== null || r.warnings.length > 0 ? null : await reader.cacheEntry() });
+    batch.push([i, { entry: r.gone || r.error !== null || r.warnings.length > 0 ? null : await reader.cacheEntry() }]);
   } else {
-    batch.push(await SMALL_FILE_READERS[kind](input.home, file));
+    batch.push([i, await SMALL_FILE_READERS[kind](input.home, file)]);
   }
-  if (batch.length >= BATCH) {
-    parentPort?.postMessage(batch);
-    batch = [];
-  }
+  if (batch.length >= BATCH) send();
 }
 parentPort?.off('message', onMore);
 parentPort?.postMessage(null);
