@@ -42,6 +42,14 @@ async function demoHome(t: { after: (fn: () => void) => void }): Promise<{ base:
   return { base, manifest };
 }
 
+/** A demo home with more sessions (8 roots of 6 lanes), for a start split between two threads. */
+async function demoHomeScaled(t: { after: (fn: () => void) => void }): Promise<{ base: string; manifest: DemoManifest }> {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-start-order-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const manifest = await generateHome(path.join(base, 'home'), { now: NOW, host: 'test-host', livePid: 4_000_000, livePidStart: null, deadPid: 4_000_001, repoDir: path.join(base, 'repo'), scale: { roots: 8, lanesPerRoot: 6, sessionBytes: 20_000 } });
+  return { base, manifest };
+}
+
 /** Starts a reader once (no watching) and returns the batches it emitted, in order. */
 async function batchesOf(home: string, cacheDir: string | null, more: Partial<HomeReaderOptions> = {}): Promise<ReaderEvent[][]> {
   const batches: ReaderEvent[][] = [];
@@ -298,17 +306,103 @@ test('a start read partly on a worker thread ends with exactly the model of a st
   assert.deepEqual(late, one);
 });
 
+test('a start whose files are really split between the two threads (the worker held until it has taken some): the same model, maps in the same order as on one thread, each file read once where it was taken', async (t) => {
+  const { manifest } = await demoHomeScaled(t);
+  // Some session files with a line in error: the worker leaves those to this thread, whose
+  // warnings then reach the model (and the warnings list) in its reading order.
+  const sessionFiles = manifest.sessions.filter((s) => s.file !== null).map((s) => s.file!);
+  sessionFiles.forEach((f, i) => {
+    if (i % 3 !== 0) return;
+    const st = statSync(f);
+    fs.appendFileSync(f, 'this is not json\n');
+    utimesSync(f, st.atime, st.mtime);
+  });
+  const rawModel = async (opts: Partial<HomeReaderOptions>) => {
+    let state: ModelState = initialModelState();
+    const reader = new HomeReader({ home: manifest.home, emit: (events) => (state = reduceEvents(state, events)), watch: false, now: () => NOW, host: 'test-host', cacheDir: null, ...opts });
+    await reader.start();
+    await reader.stop();
+    return state;
+  };
+  const one = await rawModel({ workerMinFiles: Infinity });
+  let given: ReadJobInput | null = null;
+  const tick = new Int32Array(new SharedArrayBuffer(4));
+  const held = (input: ReadJobInput): ReadJob => {
+    given = input;
+    const job = readInWorker(input);
+    // This thread waits (at most 10 s) until the worker has taken a third of the sessions.
+    const claims = new Int32Array(input.claims!);
+    const until = Date.now() + 10_000;
+    while (claims.filter((c) => c === CLAIMED_BY_WORKER).length < claims.length / 3 && Date.now() < until) Atomics.wait(tick, 0, 0, 1);
+    return job;
+  };
+  const { value: two, paths: opened } = await pathsGivenTo('openSync', () => rawModel({ workerMinFiles: 0, readJob: held }));
+  const claims = new Int32Array(given!.claims!);
+  const byWorker = claims.filter((c) => c === CLAIMED_BY_WORKER).length;
+  assert.ok(byWorker >= claims.length / 3 && claims.includes(CLAIMED_BY_MAIN), `split: ${byWorker} of ${claims.length} sessions taken by the worker`);
+  const keysOf = (m: ModelState) => Object.fromEntries(Object.entries(m).filter(([, v]) => v instanceof Map || v instanceof SharedMap).map(([k, v]) => [k, [...(v as ReadonlyMap<unknown, unknown>).keys()]]));
+  assert.deepEqual(keysOf(two), keysOf(one), 'every map of the model in the order a start on one thread gives');
+  assert.ok(two.warnings.size >= 3, `warnings to order (${two.warnings.size})`);
+  for (const k of Object.keys(one) as (keyof ModelState)[]) {
+    if (k === 'version') continue;
+    const a = one[k];
+    const b = two[k];
+    if (a instanceof Map || a instanceof SharedMap) assert.deepEqual([...(b as ReadonlyMap<unknown, unknown>).entries()], [...a.entries()], `${k}: the same entries`);
+    else assert.deepEqual(b, a, k);
+  }
+  // A session taken here was read here.
+  claims.forEach((c, i) => {
+    const file = given!.items[i]![1];
+    assert.ok(c === CLAIMED_BY_WORKER || c === CLAIMED_BY_MAIN, `${file}: taken by one thread`);
+    if (c === CLAIMED_BY_MAIN) assert.ok(opened.has(file), `${file}: taken here, read here`);
+  });
+});
+
+test('a worker started after the walk (few sessions unanswered, many small files): sessions and small files share one buffer of slots, each taken by one thread, the same model', async (t) => {
+  const { base, manifest } = await demoHomeScaled(t);
+  const cacheDir = path.join(base, 'cache-late');
+  await modelAfterStart(manifest.home, { cacheDir });
+  // Files the cache does not know: copies of sessions and incidents under new names (a uuid of their own).
+  const fresh = (file: string, i: number) => {
+    const copy = path.join(path.dirname(file), path.basename(file).replace(/[0-9a-f]{8}-[0-9a-f]{4}/, `${String(i).padStart(8, '0')}-ffff`));
+    assert.notEqual(copy, file);
+    fs.copyFileSync(file, copy);
+    return copy;
+  };
+  const newSessions = manifest.sessions.filter((s) => s.file !== null).slice(0, 4).map((s, i) => fresh(s.file!, i));
+  manifest.incidents.slice(0, 6).forEach((inc, i) => fresh(inc.file, 100 + i));
+  const copyOf = (name: string) => {
+    const dir = path.join(base, name);
+    fs.cpSync(cacheDir, dir, { recursive: true });
+    return dir;
+  };
+  const one = await modelAfterStart(manifest.home, { workerMinFiles: Infinity, cacheDir: copyOf('cache-one') });
+  let given: ReadJobInput | null = null;
+  const spy = (input: ReadJobInput): ReadJob => ((given = input), readInWorker(input));
+  // Fewer unanswered sessions than the threshold: no worker before the walk; with the small files, enough after it.
+  const two = await modelAfterStart(manifest.home, { workerMinFiles: newSessions.length + 1, readJob: spy, cacheDir: copyOf('cache-two') });
+  assert.ok(given, 'the worker was started');
+  const input = given as ReadJobInput;
+  assert.equal(input.more, false, 'after the walk, with everything at once');
+  const kinds = input.items.map(([k]) => k);
+  assert.deepEqual(kinds.slice(0, newSessions.length), newSessions.map(() => 'session'), 'the unanswered sessions first');
+  assert.ok(kinds.slice(newSessions.length).length >= 6 && !kinds.slice(newSessions.length).includes('session'), 'then the small files');
+  const claims = new Int32Array(input.claims!);
+  assert.equal(claims.length, input.items.length, 'a slot per item, sessions and small files alike');
+  claims.forEach((c, i) => assert.ok(c === CLAIMED_BY_WORKER || c === CLAIMED_BY_MAIN, `${input.items[i]![1]}: taken by one thread (${c})`));
+  assert.deepEqual(two, one, 'the same model either way');
+});
+
 test('the worker and this thread share the session files slot by slot: the worker takes them from the oldest up to the first one taken here, and answers those it did not read with no entry', async (t) => {
   const { manifest } = await demoHome(t);
   const sessions = manifest.sessions.filter((s) => s.file !== null).map((s) => s.file!);
   assert.ok(sessions.length >= 6, `enough sessions (${sessions.length})`);
   const buffer = new SharedArrayBuffer(4 * (sessions.length + 1));
   const claims = new Int32Array(buffer);
-  const job = readInWorker({ home: manifest.home, items: [...sessions.map((f) => ['session', f] as ['session', string]), ['incident', manifest.incidents[0]!.file]], scanMaxBytes: Infinity, incompleteGraceMs: 2_000, claims: buffer });
-  // This thread takes the newest half at once, as a start does from the newest down (a thread
-  // takes tens of milliseconds to start: none of these can be the worker's yet).
+  // This thread has taken the newest half before the worker starts, as a start does from the newest down.
   const half = Math.ceil(sessions.length / 2);
   for (let i = sessions.length - 1; i >= half; i--) assert.equal(claimForMain(claims, i), true, `slot ${i} is free`);
+  const job = readInWorker({ home: manifest.home, items: [...sessions.map((f) => ['session', f] as ['session', string]), ['incident', manifest.incidents[0]!.file]], scanMaxBytes: Infinity, incompleteGraceMs: 2_000, claims: buffer });
   const results = await job.result;
   assert.ok(results, 'the worker answered');
   assert.equal(results.length, sessions.length + 1, 'one result per item');

@@ -575,7 +575,9 @@ export class HomeReader {
       this.sessions.get(f.file)?.offerCache(r.entry);
       this.cache?.set(f.file, r.entry);
     });
-    await readSessions(left);
+    // Newest first, as a start on one thread reads them: warnings and state logs reach the model
+    // (and the warnings list) in the same order whatever the split.
+    await readSessions([...left].reverse());
     if (this.stopped) return;
     toRead.forEach(({ kind, f }, i) => {
       const r = results[workerSessions.length + i];

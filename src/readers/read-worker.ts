@@ -77,8 +77,8 @@ for (let nextSession = 0, nextOther = sessions; ; ) {
     wake = null;
     continue;
   }
-  const claims = slotArray[i]!;
-  if (claims && !claimForWorker(claims, slotIndex[i]!)) {
+  const claims = slotArray[i] ?? null;
+  if (claims !== null && !claimForWorker(claims, slotIndex[i]!)) {
     // The main thread took it (and reads it).
     batch.push([i, { entry: null }]);
     continue;
