@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { generateHome } from '../src/demo/generate.js';
-import { createLiveStore } from '../src/app/live-store.js';
+import { createLiveStore, startPaceDelay } from '../src/app/live-store.js';
 import { loadState } from '../src/cli/load-snapshot.js';
 import { afterInput } from '../src/readers/time-slices.js';
 
@@ -32,6 +32,36 @@ test('start() resolves with every batch the start read published: the same sessi
   assert.deepEqual([...state.sessionFiles.keys()].sort(), [...once.sessionFiles.keys()].sort());
   assert.deepEqual([...state.checkpoints.keys()].sort(), [...once.checkpoints.keys()].sort());
   assert.ok(told > 0, 'listeners were told');
+  await store.stop();
+});
+
+test('the start\'s pacing: a change waits until five times the last frame\'s cost has passed since the last publish, only while starting and only after a frame of 40 ms or more', () => {
+  const at = { starting: true, toldAt: 1_000, now: 1_100 };
+  assert.equal(startPaceDelay({ ...at, lastFrameMs: 100 }), 400, 'a 100 ms frame: published 500 ms after the last');
+  assert.equal(startPaceDelay({ ...at, lastFrameMs: 100, now: 1_500 }), 0, 'that long after: at once');
+  assert.equal(startPaceDelay({ ...at, lastFrameMs: 39 }), 0, 'a cheap frame holds nothing');
+  assert.equal(startPaceDelay({ ...at, lastFrameMs: 40 }), 100);
+  assert.equal(startPaceDelay({ ...at, starting: false, lastFrameMs: 1_000 }), 0, 'after the start nothing is held');
+});
+
+test('during the start, with frames that cost 10 s: the first change is published, the last at once when the home is read — the start is not held', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-live-store-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  await generateHome(home, { now: NOW, host: 'test-host', livePid: 4_000_000, livePidStart: null, deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
+  const store = createLiveStore([home], { watch: false });
+  let told = 0;
+  // As the dashboard does: each published change is drawn, and what that cost is told back.
+  store.subscribe(() => {
+    told++;
+    store.frameCost(10_000);
+  });
+  const t0 = performance.now();
+  await store.start();
+  const ms = performance.now() - t0;
+  assert.equal(store.getState().progress.get(home)?.done, true, 'the home read is published');
+  assert.ok(told <= 2, `the first change, then the last (${told})`);
+  assert.ok(ms < 10_000, `the start was not held (${Math.round(ms)} ms)`);
   await store.stop();
 });
 

@@ -57,6 +57,22 @@ test('rows show every root and lane with countdowns for the fixed now', async ()
   assert.deepEqual(rowOrder(frame()), ['api-root', 'lane-a', 'lane-b', 'web-root', 'ops-root']);
 });
 
+test('each new model\'s frame cost is told to the store once (the start\'s pacing, live-store.ts), not again for a key', async () => {
+  const costs: { version: number; ms: number }[] = [];
+  const base = testStore(fixtureState([]));
+  const store = { ...base, frameCost: (ms: number) => costs.push({ version: base.getState().version, ms }) };
+  const r = render(<App store={store} clock={clock} tick={false} host={HOST} readOnly={false} actions={recordingPort()} rows={40} columns={100} noColor />);
+  const frame = () => stripAnsi(r.lastFrame() ?? '');
+  await waitFor(() => frame().includes('ops-root') && costs.length === 1, 2000, frame);
+  assert.ok(costs[0]!.ms > 0 && costs[0]!.ms < 2000, `a cost in ms (${costs[0]!.ms})`);
+  base.push([cpEvent(requesting(ID.web, 1 * MIN, { model: 'openai/gpt-5' }))]);
+  await waitFor(() => costs.length === 2, 2000, () => JSON.stringify(costs));
+  assert.equal(costs[1]!.version, costs[0]!.version + 1, 'the new model\'s frame');
+  r.stdin.write('?');
+  await waitFor(() => frame().includes('help') || frame().includes('Help'), 2000, frame);
+  assert.equal(costs.length, 2, 'a key draws the same model: no cost told');
+});
+
 test('before any key, the highlighted first row keeps its session across a reorder', async () => {
   const { store, until, cursorLine } = setup();
   await until((f) => f.includes('ops-root'));

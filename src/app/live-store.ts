@@ -25,9 +25,27 @@ export interface LiveStore {
   background(): Promise<void>;
   /** No reader has a read, a re-check after a read, or a batch pending (HomeReader.settled). */
   settled(): boolean;
+  /** What the frame of the last published change cost to build (ms): spaces the start's changes (START_PACE). */
+  frameCost(ms: number): void;
 }
 
 export type LiveStoreOptions = Omit<HomeReaderOptions, 'home' | 'emit'>;
+
+/**
+ * While the homes are first read, a change is published no sooner than this many times the last
+ * frame's cost after the one before: a start of a home of 12 000 sessions drew a frame from
+ * scratch every ~250 ms at 100–250 ms each (a third of the main thread, which the reads need).
+ * Frames of a big home's start (10–30 ms) are not held: the batches come further apart.
+ */
+const START_PACE = 5;
+/** … and only frames that cost at least this (ms) space the changes. */
+const START_PACE_FROM_MS = 40;
+
+/** How long (ms) a change made `now` waits before it is published: 0 unless the start's pacing holds it. */
+export function startPaceDelay(p: { starting: boolean; toldAt: number; lastFrameMs: number; now: number }): number {
+  if (!p.starting || p.lastFrameMs < START_PACE_FROM_MS) return 0;
+  return Math.max(0, p.toldAt + START_PACE * p.lastFrameMs - p.now);
+}
 
 export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): LiveStore {
   let state = initialModelState();
@@ -40,11 +58,25 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
   // from scratch in ~30–60 ms, held a key pressed meanwhile for both).
   let published = state;
   let told = true;
+  // The start's pacing (START_PACE): when the last change was published, what its frame cost.
+  let starting = false;
+  let toldAt = -Infinity;
+  let lastFrameMs = 0;
+  let paced: NodeJS.Timeout | null = null;
   const tell = () => {
     if (told) return;
     told = true;
+    toldAt = performance.now();
     published = state;
     for (const l of listeners) l();
+  };
+  const schedule = () => {
+    const wait = startPaceDelay({ starting, toldAt, lastFrameMs, now: performance.now() });
+    if (wait <= 0) return afterInput(tell);
+    paced = setTimeout(() => {
+      paced = null;
+      afterInput(tell);
+    }, wait);
   };
   const emit = (events: ReaderEvent[]) => {
     eventsSeen += events.length;
@@ -52,8 +84,15 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     if (timing.enabled) timing.model(state.version, events);
     if (told) {
       told = false;
-      afterInput(tell);
+      schedule();
     }
+  };
+  /** A change held by the pacing goes out now (after pending input). */
+  const unpace = () => {
+    if (!paced) return;
+    clearTimeout(paced);
+    paced = null;
+    afterInput(tell);
   };
   // The benchmark's marks of the start-up stages (one home: its stages; several: each home's).
   const onStage = opts.onStage ?? (timing.enabled ? (stage: string) => timing.mark(stage) : undefined);
@@ -64,18 +103,26 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    frameCost(ms) {
+      lastFrameMs = ms;
+    },
     async start(startOpts) {
       // The readers' background work (a whole cache write, the first chunks of the search) waits
       // until the start is published: it came before the frame that shows the home read (and its
       // reads were counted in the start's).
       let published: () => void = () => undefined;
       const beforeBackground = new Promise<void>((resolve) => (published = resolve));
+      starting = true;
       try {
         await Promise.all(readers.map((r) => r.start({ ...startOpts, beforeBackground })));
-        // Resolves once what was read is published (the pending turns come first).
+        // Resolves once what was read is published (the pending turns come first), at once.
+        starting = false;
+        unpace();
         while (!told) await nextTurn();
         if (timing.enabled) timing.ready(state.version);
       } finally {
+        starting = false;
+        unpace();
         published();
         // The start's reads are done: V8 optimises as usual from now on (tiering.ts).
         restoreInterruptBudget();
@@ -83,6 +130,8 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     },
     async stop() {
       await Promise.all(readers.map((r) => r.stop()));
+      if (paced) clearTimeout(paced);
+      paced = null;
       tell();
     },
     get eventsSeen() {

@@ -31,6 +31,8 @@ export interface ActionPort {
 export interface ModelStore {
   getState(): ModelState;
   subscribe(listener: () => void): () => void;
+  /** What building the frame of a new model took (ms): the store may space its changes by it (live-store.ts). */
+  frameCost?(ms: number): void;
 }
 
 export interface AppProps {
@@ -104,7 +106,7 @@ export function App(props: AppProps) {
 }
 
 function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, frame, snapshotCache: givenCache, start }: AppProps) {
-  const renderStart = timing.enabled ? performance.now() : 0;
+  const renderStart = performance.now();
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
   const subscribe = useCallback((listener: () => void) => store.subscribe(listener), [store]);
@@ -151,7 +153,18 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   });
 
   const keysHandled = useRef(start?.keys ?? 0);
-  if (timing.enabled) timing.rendered({ version: model.version, keys: keysHandled.current, roots: snapshot.roots.length, populated: everyHomeRead(model), renderMs: performance.now() - renderStart });
+  const renderMs = performance.now() - renderStart;
+  if (timing.enabled) timing.rendered({ version: model.version, keys: keysHandled.current, roots: snapshot.roots.length, populated: everyHomeRead(model), renderMs });
+  // The cost of a frame of a new model, told to the store once that frame is committed.
+  const costOf = useRef<{ version: number; ms: number } | null>(null);
+  if (costOf.current?.version !== model.version) costOf.current = { version: model.version, ms: renderMs };
+  useLayoutEffect(() => {
+    const cost = costOf.current;
+    if (cost && cost.ms >= 0) {
+      store.frameCost?.(cost.ms);
+      cost.ms = -1;
+    }
+  }, [model.version, store]);
 
   const onInput = useCallback(
     (input: string, key: Key) => {
