@@ -17,12 +17,17 @@ import { afterInput } from '../src/readers/time-slices.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 
-test('start() resolves with every batch the start read published: the same sessions as a one-shot read, the home marked read', async (t) => {
+/** A store (no watching) over a fresh demo home. */
+async function demoStore(t: { after: (fn: () => void) => void }) {
   const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-live-store-'));
   t.after(() => rmSync(base, { recursive: true, force: true }));
   const home = path.join(base, 'home');
   await generateHome(home, { now: NOW, host: 'test-host', livePid: 4_000_000, livePidStart: null, deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
-  const store = createLiveStore([home], { watch: false });
+  return { home, store: createLiveStore([home], { watch: false }) };
+}
+
+test('start() resolves with every batch the start read published: the same sessions as a one-shot read, the home marked read', async (t) => {
+  const { home, store } = await demoStore(t);
   let told = 0;
   store.subscribe(() => told++);
   await store.start();
@@ -45,11 +50,7 @@ test('the start\'s pacing: a change waits until five times the last frame\'s cos
 });
 
 test('during the start, with frames that cost 10 s: the first change is published, the last at once when the home is read — the start is not held', async (t) => {
-  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-live-store-'));
-  t.after(() => rmSync(base, { recursive: true, force: true }));
-  const home = path.join(base, 'home');
-  await generateHome(home, { now: NOW, host: 'test-host', livePid: 4_000_000, livePidStart: null, deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
-  const store = createLiveStore([home], { watch: false });
+  const { home, store } = await demoStore(t);
   let told = 0;
   // As the dashboard does: each published change is drawn, and what that cost is told back.
   store.subscribe(() => {
