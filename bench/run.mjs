@@ -303,6 +303,22 @@ async function cpuOver(pid, seconds, split) {
   return ((procCpuMs(pid) - c0) / dt) * 100;
 }
 
+/** The first output, then the first frame drawn from a model holding every home read: its mark. */
+async function untilPopulated(app) {
+  await app.waitOutput(/loop-dash/, 30_000);
+  return waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.p), 'populated', 120_000, 10);
+}
+
+/**
+ * One-time work after a first start: the search for state entries before the tail windows
+ * (cached from then on), and the bounds audit 15 s after start. Steady state comes after.
+ */
+async function untilOneTimeWorkDone(app) {
+  const bg = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'background'), 'background work done', 600_000, 200);
+  const audit = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'audit'), 'bounds audit done', 120_000, 200);
+  return { bg, audit };
+}
+
 /**
  * CPU at 100 appends/s over `targets`: several windows back to back, the median reported (a single
  * window moved by the host's load by up to 3 points between runs: 11.6-15.5 % for three in a row of
@@ -346,11 +362,8 @@ async function scaleSection(homes) {
     const app = startApp({ home: h.home, env: appEnv, rows: 60, cols: 200, marksFile: path.join(scratch, `scale-${h.name}-marks.jsonl`) });
     const restorer = new Restorer();
     try {
-      await app.waitOutput(/loop-dash/, 30_000);
-      const populated = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.p), 'populated', 120_000, 10);
-      out[h.name].populatedCold = populated.t - app.t0;
-      await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'background'), 'background work done', 600_000, 200);
-      await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'audit'), 'bounds audit done', 120_000, 200);
+      out[h.name].populatedCold = (await untilPopulated(app)).t - app.t0;
+      await untilOneTimeWorkDone(app);
       await sleep(2000);
       const targets = h.manifest.lanes.slice(0, 100);
       for (const f of targets) restorer.note(f);
@@ -370,17 +383,13 @@ async function liveSection(home, manifest) {
   const restorer = new Restorer();
   const out = {};
   try {
-    await app.waitOutput(/loop-dash/, 30_000);
-    const populated = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.p), 'populated', 120_000, 10);
+    const populated = await untilPopulated(app);
     const pid = app.pid();
     const io0 = procIo(pid).rchar;
     const cpu0 = procCpuMs(pid);
     await typeFilter(app, 'requesting');
-    // One-time work after a first start: the search for state entries before the tail windows
-    // (cached from then on), and the bounds audit 15 s after start. Steady state comes after.
     log('  waiting for the one-time background work (deep search, bounds audit) …');
-    const bg = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'background'), 'background work done', 600_000, 200);
-    const audit = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'audit'), 'bounds audit done', 120_000, 200);
+    const { bg, audit } = await untilOneTimeWorkDone(app);
     out.oneTime = {
       backgroundMs: bg.t - populated.t,
       auditAfterMs: audit.t - populated.t,

@@ -87,12 +87,17 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       schedule();
     }
   };
-  /** A change held by the pacing goes out now (after pending input). */
-  const unpace = () => {
-    if (!paced) return;
+  /** Drops the pacing's timer; true when a change was held by it. */
+  const cancelPace = (): boolean => {
+    if (!paced) return false;
     clearTimeout(paced);
     paced = null;
-    afterInput(tell);
+    return true;
+  };
+  /** The start is read: nothing is held any more, and a held change goes out now (after pending input). */
+  const endStart = () => {
+    starting = false;
+    if (cancelPace()) afterInput(tell);
   };
   // The benchmark's marks of the start-up stages (one home: its stages; several: each home's).
   const onStage = opts.onStage ?? (timing.enabled ? (stage: string) => timing.mark(stage) : undefined);
@@ -116,13 +121,11 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       try {
         await Promise.all(readers.map((r) => r.start({ ...startOpts, beforeBackground })));
         // Resolves once what was read is published (the pending turns come first), at once.
-        starting = false;
-        unpace();
+        endStart();
         while (!told) await nextTurn();
         if (timing.enabled) timing.ready(state.version);
       } finally {
-        starting = false;
-        unpace();
+        endStart();
         published();
         // The start's reads are done: V8 optimises as usual from now on (tiering.ts).
         restoreInterruptBudget();
@@ -130,8 +133,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     },
     async stop() {
       await Promise.all(readers.map((r) => r.stop()));
-      if (paced) clearTimeout(paced);
-      paced = null;
+      cancelPace();
       tell();
     },
     get eventsSeen() {

@@ -25,12 +25,11 @@ export class SharedMap<K, V> implements ReadonlyMap<K, V> {
   ) {}
 
   get(key: K): V | undefined {
-    if (this.over.has(key)) return this.over.get(key);
-    return this.gone.has(key) ? undefined : this.base.get(key);
+    return layeredGet(this.base, this.over, this.gone, key);
   }
 
   has(key: K): boolean {
-    return this.over.has(key) || (!this.gone.has(key) && this.base.has(key));
+    return layeredHas(this.base, this.over, this.gone, key);
   }
 
   forEach(fn: (value: V, key: K, map: ReadonlyMap<K, V>) => void, thisArg?: unknown): void {
@@ -102,12 +101,11 @@ export class MapDraft<K, V> {
   }
 
   get(key: K): V | undefined {
-    if (this.over.has(key)) return this.over.get(key);
-    return this.gone.has(key) ? undefined : this.base.get(key);
+    return layeredGet(this.base, this.over, this.gone, key);
   }
 
   has(key: K): boolean {
-    return this.over.has(key) || (!this.gone.has(key) && this.base.has(key));
+    return layeredHas(this.base, this.over, this.gone, key);
   }
 
   set(key: K, value: V): this {
@@ -166,6 +164,16 @@ export function changedKeys<K, V>(now: ReadonlyMap<K, V>, was: ReadonlyMap<K, V>
     m.gone.forEach((k) => keys.add(k));
   }
   return keys;
+}
+
+/** `key`'s value in `base` with `over` set and `gone` deleted on top of it (a version or a draft). */
+function layeredGet<K, V>(base: ReadonlyMap<K, V>, over: ReadonlyMap<K, V>, gone: ReadonlySet<K>, key: K): V | undefined {
+  if (over.has(key)) return over.get(key);
+  return gone.has(key) ? undefined : base.get(key);
+}
+
+function layeredHas<K, V>(base: ReadonlyMap<K, V>, over: ReadonlyMap<K, V>, gone: ReadonlySet<K>, key: K): boolean {
+  return over.has(key) || (!gone.has(key) && base.has(key));
 }
 
 function copyMap<K, V>(from: ReadonlyMap<K, V>): Map<K, V> {

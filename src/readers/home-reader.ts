@@ -554,9 +554,7 @@ export class HomeReader {
       for (let i = toRead.length - 1; i >= 0 && !this.stopped; i--) {
         if (!claimForMain(smallSlots.claims, smallSlots.offset + i)) break;
         const { kind, f } = toRead[i]!;
-        const r = await SMALL_FILE_READERS[kind](this.home, f.file, f);
-        this.cacheStore(f.file, kind, f, r);
-        answered.set(f.file, r);
+        answered.set(f.file, await this.cachedRead(f.file, kind, f, () => SMALL_FILE_READERS[kind](this.home, f.file, f)));
         await this.breathe();
       }
       if (this.stopped) return;
@@ -567,7 +565,7 @@ export class HomeReader {
     if (job) this.opts.onStage('worker');
     this.readJob = null;
     // The shared files this thread did not read: the worker's (or, if it failed, still unread).
-    const left = claims ? workerSessions.filter((_, i) => claims![i] !== CLAIMED_BY_MAIN) : workerSessions;
+    const left = workerSessions.filter((_, i) => claims?.[i] !== CLAIMED_BY_MAIN);
     workerSessions.forEach((f, i) => {
       const r = results[i];
       if (!r || !('entry' in r) || !r.entry) return;

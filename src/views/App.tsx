@@ -155,15 +155,10 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   const keysHandled = useRef(start?.keys ?? 0);
   const renderMs = performance.now() - renderStart;
   if (timing.enabled) timing.rendered({ version: model.version, keys: keysHandled.current, roots: snapshot.roots.length, populated: everyHomeRead(model), renderMs });
-  // The cost of a frame of a new model, told to the store once that frame is committed.
-  const costOf = useRef<{ version: number; ms: number } | null>(null);
-  if (costOf.current?.version !== model.version) costOf.current = { version: model.version, ms: renderMs };
+  // The cost of the frame of a new model, told to the store once that frame is committed (the
+  // effect runs with the render that brought the new version; a key's render does not run it).
   useLayoutEffect(() => {
-    const cost = costOf.current;
-    if (cost && cost.ms >= 0) {
-      store.frameCost?.(cost.ms);
-      cost.ms = -1;
-    }
+    store.frameCost?.(renderMs);
   }, [model.version, store]);
 
   const onInput = useCallback(
