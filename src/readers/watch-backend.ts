@@ -71,13 +71,14 @@ class NativeBackend implements WatchBackend {
     if (had && (ino === undefined || had.ino === undefined || had.ino === ino)) return;
     if (had) this.removeDir(dir);
     let watcher: fs.FSWatcher;
+    // A name is one entry of `dir` (never `.`, `..` or a path): appended to it, as the walk builds
+    // its paths, not joined (path.join's normalising was ~1.6 % of the main thread's work at 100
+    // appends/s, 12-04); the sink resolves what it is given.
+    const prefix = dir + path.sep;
     try {
       watcher = fs.watch(dir, { persistent: true }, (_event, name) => {
         // No name: the event is about the directory itself; its parent's watch reports it too.
-        // A name is one entry of `dir` (never `.`, `..` or a path), so it is appended, not joined:
-        // path.join's normalising was ~1.6 % of the main thread's work at 100 appends/s (12-04);
-        // the sink resolves what it is given.
-        if (name) this.sink.changed(dir.endsWith(path.sep) ? dir + name.toString() : dir + path.sep + name.toString());
+        if (name) this.sink.changed(prefix + name.toString());
       });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
