@@ -17,6 +17,8 @@ import { buildSnapshot, createSnapshotCache } from '../src/model/snapshot.js';
 import type { ReaderEvent } from '../src/model/types.js';
 import { loadHomeOnce } from '../src/readers/home-reader.js';
 import { stateLogPathFromReport } from '../src/contract/paths.js';
+import { headerLines } from '../src/views/header-lines.js';
+import { SORT_MODES, treeRows } from '../src/views/session-rows.js';
 import { checkpoint, cpEvent, facts, factsEvent, fileOf, HOME, HOST, NOW } from './views-fixtures.js';
 
 const MIN = 60_000;
@@ -154,6 +156,76 @@ test('property: with or without the row cache the snapshot is the same, at every
       }
     }),
     { numRuns: 400 },
+  );
+});
+
+/** Applies a step to the sessions and the model (shared by the properties below). */
+function applyStep(all: Map<number, SessionSpec>, state: ModelState, now: number, step: typeof stepArb extends fc.Arbitrary<infer T> ? T : never): { state: ModelState; now: number } {
+  if ('dt' in step) return { state, now: now + step.dt };
+  if ('rewrite' in step) {
+    for (const [i, spec] of step.rewrite) all.set(i, spec.size % 4 === 0 || !all.has(i) ? spec : { ...spec, laneOf: all.get(i)!.laneOf, report: all.get(i)!.report });
+    return { state: reduceEvents(state, eventsFor(all, step.rewrite.map(([i]) => i))), now };
+  }
+  if ('incident' in step) {
+    const file = `${HOME}/incidents/${step.incident}-${step.n}.json`;
+    const ev: ReaderEvent = step.drop
+      ? { type: 'incident-removed', file }
+      : { type: 'incident', record: { file, home: HOME, cls: 'timeout', known: true, session: idOf(step.incident), at: NOW - step.n * 1000, limit: 'inactivity', attempt: null, exhausted: false, movedAside: false, summary: 'timeout', raw: {} } };
+    return { state: reduceEvents(state, [ev]), now };
+  }
+  if ('probe' in step) {
+    const pid = 5000 + step.probe;
+    return { state: reduceEvents(state, [{ type: 'probe', probe: { pid, status: step.status === 'reused' ? 'alive' : step.status, start: step.status === 'reused' ? `r${now}` : step.status === 'alive' ? '1000' : null, checkedAt: now } }]), now };
+  }
+  if ('remove' in step && all.has(step.remove) && all.size > 1) {
+    all.delete(step.remove);
+    const id = idOf(step.remove);
+    return {
+      state: reduceEvents(state, [
+        { type: 'session-file-removed', file: fileOf(id) },
+        { type: 'checkpoint-removed', file: `${HOME}/loop-dash/checkpoints/${id}.json` },
+      ]),
+      now,
+    };
+  }
+  return { state, now };
+}
+
+test('property: the tree rows and the header counts kept from the last frame equal those built afresh, after every tick and model change', () => {
+  fc.assert(
+    fc.property(
+      fc.array(sessionArb, { minLength: 1, maxLength: 8 }),
+      fc.array(stepArb, { minLength: 1, maxLength: 25 }),
+      fc.constantFrom(...SORT_MODES),
+      fc.constantFrom('', 'requesting', 's1', 'zzz'),
+      fc.array(fc.nat({ max: 7 }), { maxLength: 3 }),
+      (specs, steps, sort, filter, folded) => {
+        const all = new Map(specs.map((s, i) => [i, s] as const));
+        let state = reduceEvents(initialModelState(), [...eventsFor(all, all.keys()), ...stateLogEvents(all)]);
+        const cache = createSnapshotCache();
+        // One set for the whole run, as the dashboard's view keeps it between frames: each frame's
+        // rows are patched from the last frame's (the memo is keyed by the set's identity).
+        const collapsed: ReadonlySet<string> = new Set(folded.map(idOf));
+        let now = NOW;
+        const check = (what: string) => {
+          const cached = buildSnapshot(state, now, { host: HOST, cache });
+          const kept = treeRows(cached.roots, { sort, filter, collapsed });
+          const plain = buildSnapshot(state, now, { host: HOST });
+          // A copy of the set: a different identity, so these rows are flattened afresh.
+          assert.deepEqual(kept, treeRows(plain.roots, { sort, filter, collapsed: new Set(collapsed) }), `rows ${what}`);
+          // The next frame patches from this one (the reference above took the memo's place).
+          treeRows(cached.roots, { sort, filter, collapsed });
+          const header = (snapshot: typeof cached) => headerLines({ snapshot, sort, filter, filterEditing: false, readOnly: false });
+          assert.deepEqual(header(cached), header(plain), `header ${what}`);
+        };
+        check('at the first build');
+        for (const step of steps) {
+          ({ state, now } = applyStep(all, state, now, step));
+          check(`after ${JSON.stringify(step).slice(0, 80)}`);
+        }
+      },
+    ),
+    { numRuns: 300 },
   );
 });
 

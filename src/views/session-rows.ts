@@ -98,15 +98,70 @@ export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; 
   const labels = hasSeveralHomes(roots) ? homeLabels(roots) : null;
   if (labels) sorted = groupByHome(sorted, labels);
   const needle = opts.filter.trim().toLowerCase();
-  const parts = sorted.map((root) => rootRows(root, opts.sort, cmp, needle, opts.collapsed.has(root.session), labels ? (labels.get(homeKey(root)) ?? root.home) : undefined));
-  // One array of the final length (pushing ~1 200 rows one by one regrew it at every frame).
-  let total = 0;
-  for (const p of parts) total += p.length;
-  const rows = new Array<TreeRow>(total);
-  let at = 0;
-  for (const p of parts) for (let i = 0; i < p.length; i++) rows[at++] = p[i]!;
-  return rows;
+  const last = lastTree;
+  const same = last !== null && last.sort === opts.sort && last.needle === needle && last.collapsed === opts.collapsed && last.labels === null && labels === null && last.sorted.length === sorted.length;
+  const parts = new Array<readonly TreeRow[]>(sorted.length);
+  // The roots whose rows may differ from the last call's (`same`): the others are the same objects.
+  let patched: number[] | null = same ? [] : null;
+  for (let i = 0; i < sorted.length; i++) {
+    const root = sorted[i]!;
+    if (patched !== null && root === last!.sorted[i]) {
+      parts[i] = last!.parts[i]!;
+      continue;
+    }
+    parts[i] = rootRows(root, opts.sort, cmp, needle, opts.collapsed.has(root.session), labels ? (labels.get(homeKey(root)) ?? root.home) : undefined);
+    if (patched === null) continue;
+    // A root whose rows changed in number moves every row after it: all flattened again below.
+    if (parts[i]!.length === last!.parts[i]!.length) patched.push(i);
+    else patched = null;
+  }
+  let rows: TreeRow[];
+  let starts: Int32Array;
+  if (patched !== null) {
+    // The memo's own rows, the changed roots' rows written over their places (a frame at 100
+    // appends/s changes a few roots of ~2 000).
+    rows = last!.rows;
+    starts = last!.starts;
+    for (const i of patched) {
+      const p = parts[i]!;
+      for (let j = 0, at = starts[i]!; j < p.length; j++) rows[at + j] = p[j]!;
+    }
+  } else {
+    // One array of the final length (pushing ~1 200 rows one by one regrew it at every frame).
+    starts = new Int32Array(parts.length);
+    let total = 0;
+    for (let i = 0; i < parts.length; i++) {
+      starts[i] = total;
+      total += parts[i]!.length;
+    }
+    rows = new Array<TreeRow>(total);
+    let at = 0;
+    for (const p of parts) for (let i = 0; i < p.length; i++) rows[at++] = p[i]!;
+  }
+  lastTree = { sorted, sort: opts.sort, needle, collapsed: opts.collapsed, labels, parts, starts, rows };
+  // A copy: the caller owns what it is given, the memo keeps its own.
+  return rows.slice();
 }
+
+/**
+ * The last call's roots, options and rows, for the next call to copy from. The dashboard calls
+ * this for every frame with the snapshot's roots, of which only the changed and the re-timed ones
+ * are new objects: the rows of the others are where they were. Only rows grouped by nothing
+ * (one home) are patched; anything else is flattened again.
+ */
+interface TreeMemo {
+  sorted: readonly SessionView[];
+  sort: SortMode;
+  needle: string;
+  collapsed: ReadonlySet<string>;
+  labels: Map<string, string> | null;
+  parts: readonly (readonly TreeRow[])[];
+  /** Where each root's rows start in `rows`. */
+  starts: Int32Array;
+  /** The memo's own array: patched in place, never handed out. */
+  rows: TreeRow[];
+}
+let lastTree: TreeMemo | null = null;
 
 /**
  * A root's rows — it and its lanes, sorted, filtered, folded — kept per root view while the sort,
