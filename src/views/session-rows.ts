@@ -100,19 +100,21 @@ export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; 
   const needle = opts.filter.trim().toLowerCase();
   const last = lastTree;
   const same = last !== null && last.sort === opts.sort && last.needle === needle && last.collapsed === opts.collapsed && last.labels === null && labels === null && last.sorted.length === sorted.length;
-  const parts = new Array<readonly TreeRow[]>(sorted.length);
+  // With `same`, the memo's own list of each root's rows, updated in place (a new one of ~2 000
+  // entries at every frame was garbage).
+  const parts = same ? last.parts : new Array<readonly TreeRow[]>(sorted.length);
   // The roots whose rows may differ from the last call's (`same`): the others are the same objects.
   let patched: number[] | null = same ? [] : null;
+  // Until this call is done the memo is half updated: none, should anything below throw.
+  lastTree = null;
   for (let i = 0; i < sorted.length; i++) {
     const root = sorted[i]!;
-    if (patched !== null && root === last!.sorted[i]) {
-      parts[i] = last!.parts[i]!;
-      continue;
-    }
+    if (same && root === last.sorted[i]) continue;
+    const was = parts[i];
     parts[i] = rootRows(root, opts.sort, cmp, needle, opts.collapsed.has(root.session), labels ? (labels.get(homeKey(root)) ?? root.home) : undefined);
     if (patched === null) continue;
     // A root whose rows changed in number moves every row after it: all flattened again below.
-    if (parts[i]!.length === last!.parts[i]!.length) patched.push(i);
+    if (parts[i]!.length === was!.length) patched.push(i);
     else patched = null;
   }
   let rows: TreeRow[];
@@ -155,7 +157,8 @@ interface TreeMemo {
   needle: string;
   collapsed: ReadonlySet<string>;
   labels: Map<string, string> | null;
-  parts: readonly (readonly TreeRow[])[];
+  /** The memo's own: updated in place by the next call. */
+  parts: (readonly TreeRow[])[];
   /** Where each root's rows start in `rows`. */
   starts: Int32Array;
   /** The memo's own array: patched in place, never handed out. */
