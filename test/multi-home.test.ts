@@ -97,3 +97,21 @@ test('TUI with two homes: grouped tree rows, a HOME column on root rows, kept at
   const screen = buildScreen({ snapshot: one, model: { journal: new Map(), acks: new Map() }, view: initialViewState(), rows: oneRows, width: 160, height: 60, readOnly: false, noColor: true });
   assert.match(screen.lines.map((l) => lineText(l.line)).find((t) => /NAME/.test(t))!, /^ {2}NAME/);
 });
+
+test('tree rows from one frame to the next: a root of another home in the same place groups and labels the rows', async () => {
+  const a = await distinctHome('laptop', NOW);
+  const b = await distinctHome('studio', NOW);
+  const one = await loadSnapshot([a.home], NOW);
+  const other = (await loadSnapshot([b.home], NOW)).roots[0]!;
+  // The same set, as the dashboard keeps it between frames (the rows are patched from the last call's).
+  const collapsed = new Set<string>();
+  const before = treeRows(one.roots, { sort: 'first-limit', filter: '', collapsed });
+  assert.ok(before.every((r) => r.home === undefined), 'one home: no labels');
+  // The same number of roots, one of them now from the other home: two homes from this frame on.
+  const mixed = [...one.roots];
+  mixed[mixed.length - 1] = other;
+  const after = treeRows(mixed, { sort: 'first-limit', filter: '', collapsed });
+  assert.deepEqual(after, treeRows(mixed, { sort: 'first-limit', filter: '', collapsed: new Set() }), 'the same as rows built afresh');
+  assert.ok(after.filter((r) => r.depth === 0).every((r) => r.home === (homeKey(r.view) === a.home ? 'laptop/home' : 'studio/home')), 'root rows labelled by home');
+  assert.equal(after.find((r) => r.depth === 0 && homeKey(r.view) === b.home)?.view, other);
+});

@@ -191,6 +191,33 @@ function applyStep(all: Map<number, SessionSpec>, state: ModelState, now: number
   return { state, now };
 }
 
+test('a lane whose request starts while its root stays as it was: its countdown moves at the next ticks (cached equals built)', () => {
+  // Root 0 and its lane 1, neither with a running clock; then the lane's request starts (the root's
+  // row is not rebuilt: the same place in the tree) and time passes.
+  const [base] = fc.sample(sessionArb, { seed: 7, numRuns: 1 });
+  const quiet = { ...base!, state: 'idle' as const, episode: null, recovery: null, timers: [], probe: 'none' as const, held: false, hasCheckpoint: true, otherHost: false, updatedAgo: 1_000, report: false, size: 1 };
+  const all = new Map<number, SessionSpec>([
+    [0, { ...quiet, laneOf: null }],
+    [1, { ...quiet, laneOf: 0 }],
+  ]);
+  let state = reduceEvents(initialModelState(), eventsFor(all, all.keys()));
+  const cache = createSnapshotCache();
+  let now = NOW;
+  const same = (what: string) => assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }), what);
+  same('first build');
+  now += 1_000;
+  same('a tick');
+  all.set(1, { ...quiet, laneOf: 0, state: 'requesting', updatedAgo: 0, startedAgo: 0, lastEventAgo: 0, size: 2 });
+  state = reduceEvents(state, eventsFor(all, [1]));
+  same('the lane requesting');
+  const lane = buildSnapshot(state, now, { host: HOST, cache }).roots[0]!.lanes[0]!;
+  assert.ok(lane.clocks.inactivity && Number.isFinite(lane.clocks.inactivity.remainingMs), 'the lane has a running countdown');
+  for (let k = 1; k <= 3; k++) {
+    now += 1_000;
+    same(`+${k} s`);
+  }
+});
+
 test('property: the tree rows and the header counts kept from the last frame equal those built afresh, after every tick and model change', () => {
   fc.assert(
     fc.property(

@@ -22,14 +22,55 @@ export interface HeaderInput {
 const LIVE = new Set(['requesting', 'tools', 'retry-wait']);
 
 interface RootCounts {
+  lanes: number;
   live: number;
   lost: number;
 }
 
 /**
- * A root's and its lanes' live and lost rows, per root row. A root row is never changed once built
- * (a change or a re-time makes a new object), and a re-timed copy has its base's states (only its
- * clocks differ), so the copies the frames re-time at every second share their base's counts.
+ * The last frame's roots, each one's counts and their sums. This runs at every frame: a frame
+ * looks up the counts of the roots that are not the last frame's objects (changed or re-timed)
+ * and adds the difference (a walk that read every root, 2 012 on a wide home, took ~0.4 ms a
+ * frame in the dashboard under the profiler, against ~0.09 ms alone).
+ */
+let lastCounts: { roots: readonly SessionView[]; each: RootCounts[]; totals: RootCounts } | null = null;
+
+function rowCounts(roots: readonly SessionView[]): RootCounts {
+  const last = lastCounts;
+  // Until this call is done the memo is half updated: none, should anything below throw.
+  lastCounts = null;
+  if (last === null || last.roots.length !== roots.length) {
+    const each = roots.map(rootCounts);
+    const totals = { lanes: 0, live: 0, lost: 0 };
+    for (const c of each) {
+      totals.lanes += c.lanes;
+      totals.live += c.live;
+      totals.lost += c.lost;
+    }
+    lastCounts = { roots, each, totals };
+    return totals;
+  }
+  const { each } = last;
+  const totals = { ...last.totals };
+  for (let i = 0; i < roots.length; i++) {
+    const r = roots[i]!;
+    if (r === last.roots[i]) continue;
+    const was = each[i]!;
+    const c = rootCounts(r);
+    totals.lanes += c.lanes - was.lanes;
+    totals.live += c.live - was.live;
+    totals.lost += c.lost - was.lost;
+    each[i] = c;
+  }
+  lastCounts = { roots, each, totals };
+  return totals;
+}
+
+/**
+ * A root's lanes, and its and its lanes' live and lost rows, per root row. A root row is never
+ * changed once built (a change or a re-time makes a new object), and a re-timed copy has its
+ * base's states and lanes (only its clocks differ), so the copies the frames re-time at every
+ * second share their base's counts.
  */
 const countsMemo = new WeakMap<SessionView, RootCounts>();
 function rootCounts(root: SessionView): RootCounts {
@@ -40,7 +81,7 @@ function rootCounts(root: SessionView): RootCounts {
   const key = retimeBase(root);
   let c = countsMemo.get(key);
   if (c === undefined) {
-    c = { live: 0, lost: 0 };
+    c = { lanes: root.lanes.length, live: 0, lost: 0 };
     for (const v of [root, ...root.lanes]) {
       if (LIVE.has(v.state)) c.live++;
       if (v.state === 'lost') c.lost++;
@@ -51,17 +92,7 @@ function rootCounts(root: SessionView): RootCounts {
 }
 
 export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly, audits }: HeaderInput): Line[] {
-  let lanes = 0;
-  let live = 0;
-  let lost = 0;
-  // This runs at every frame: a root's counts are kept per root row, so a frame looks at each
-  // root once, not at every lane (12 000 rows in a wide home).
-  for (const r of s.roots) {
-    const c = rootCounts(r);
-    lanes += r.lanes.length;
-    live += c.live;
-    lost += c.lost;
-  }
+  const { lanes, live, lost } = rowCounts(s.roots);
   const remotes = s.remotes ?? [];
   const homes =
     (s.homes.length === 0 ? (remotes.length ? 'no local home' : 'no home yet') : s.homes.length === 1 ? s.homes[0]! : `${s.homes.length} homes`) +
