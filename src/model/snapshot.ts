@@ -322,19 +322,12 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   if (cache.rootIndex?.of !== last.snapshot.roots) cache.rootIndex = rootIndexOf(last.snapshot.roots);
   const { rootOf, byKey } = cache.rootIndex;
   const touched = new Set<string>();
-  // The touched roots' session ids: the roots list is walked by these (strings the rows already
-  // hold) before a key is built — a key made and hashed for each of ~200 roots was most of a
-  // patch's walk at 100 appends/s.
-  const touchedSessions = new Set<string>();
   // A session the index does not place (a row cached but not shown): every root is looked at.
   let touchAll = false;
   const touch = (key: string) => {
     const root = rootOf.get(key);
     if (root === undefined) touchAll = true;
-    else {
-      touched.add(root);
-      touchedSessions.add(root.slice(root.indexOf('\0') + 1));
-    }
+    else touched.add(root);
   };
   if (now >= last.stableUntil) {
     for (const [key, m] of cache.rows) {
@@ -390,40 +383,29 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     sortViews(r.lanes);
     return r;
   };
-  // The list copied, the touched roots patched in place. Not `map`: called here, it allocated ~40
-  // bytes per root beyond the new list (the wide home's 2 012 roots: 100 KB a patch instead of
-  // 22 KB, measured 2026-12-04), garbage at each of the ~15 patches a second under appends. And
-  // the touched roots found by the index and their place in the list (a scan of pointers), not by
-  // reading every root: that walk took ~0.3 ms a patch in the dashboard on the wide home.
+  // The places of the roots to patch: the touched ones, found by the index and a scan of pointers
+  // — not by reading every root, which took ~0.3 ms a patch in the dashboard on the wide home —
+  // or all of them (a row the index does not place).
   const lastRoots = last.snapshot.roots;
+  let at: number[] | null = touchAll ? null : [];
+  for (const key of touched) {
+    if (at === null) break;
+    const root = byKey.get(key);
+    const i = root === undefined ? -1 : lastRoots.indexOf(root);
+    if (i < 0) at = null;
+    else at.push(i);
+  }
+  at ??= lastRoots.map((_, i) => i);
+  // The list copied, those roots patched in place. Not `map` over the roots: called here, it
+  // allocated ~40 bytes per root beyond the new list (the wide home's 2 012 roots: 100 KB a patch
+  // instead of 22 KB, measured 2026-12-04), garbage at each of the ~15 patches a second.
   const roots = lastRoots.slice();
-  let placed = !touchAll;
-  const at: number[] = [];
-  if (placed) {
-    for (const key of touched) {
-      const root = byKey.get(key);
-      const i = root === undefined ? -1 : lastRoots.indexOf(root);
-      if (i < 0) {
-        placed = false;
-        break;
-      }
-      at.push(i);
-    }
+  for (const i of at) {
+    const root = lastRoots[i]!;
+    roots[i] = patchRoot(root);
+    // The index's roots are this list's from now on (keys unchanged: a patch keeps every row in place).
+    if (roots[i] !== root) byKey.set(`${root.home}\0${root.session}`, roots[i]!);
   }
-  if (placed) {
-    for (const i of at) roots[i] = patchRoot(lastRoots[i]!);
-  } else {
-    at.length = 0;
-    for (let i = 0; i < roots.length; i++) {
-      const root = roots[i]!;
-      if (touchAll || (touchedSessions.has(root.session) && touched.has(`${root.home}\0${root.session}`))) {
-        roots[i] = patchRoot(root);
-        at.push(i);
-      }
-    }
-  }
-  // The index's roots are this list's from now on (keys unchanged: a patch keeps every row in place).
-  for (let i = 0; i < roots.length; i++) if (roots[i] !== lastRoots[i]) byKey.set(`${roots[i]!.home}\0${roots[i]!.session}`, roots[i]!);
   // Rows that did not change keep the instant they were built at; order is by deadline instants,
   // so mixing instants is harmless, and every row is re-timed before anyone sees it.
   if (rootsMoved) sortViews(roots);

@@ -4,6 +4,7 @@
  */
 import { byName, compareViews, retimeBase, type SessionView } from '../model/snapshot.js';
 import type { SessionState } from '../model/session-state.js';
+import { changedPlaces } from './changed-places.js';
 import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from './home-groups.js';
 
 /** Sort modes, in the order `s` cycles through them. */
@@ -93,38 +94,39 @@ const searchFields = (v: SessionView): string[] => [v.name, v.session, v.model ?
  */
 export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; filter: string; collapsed: ReadonlySet<string> }): TreeRow[] {
   const last = lastTree;
+  // The places of the roots that are not the last call's objects (null: another number of roots).
+  const moved = last === null ? null : changedPlaces(roots, last.roots);
   const cmp = comparator(opts.sort);
   let sorted = opts.sort === 'first-limit' ? roots : [...roots].sort(cmp);
   // Several homes or machines: rows grouped by home (sorted within each), each root labelled.
-  const labels = severalHomes(roots, last) ? homeLabels(roots) : null;
+  const labels = severalHomes(roots, last, moved) ? homeLabels(roots) : null;
   if (labels) sorted = groupByHome(sorted, labels);
   const needle = opts.filter.trim().toLowerCase();
-  const same = last !== null && last.sort === opts.sort && last.needle === needle && last.collapsed === opts.collapsed && last.labels === null && labels === null && last.sorted.length === sorted.length;
-  // With `same`, the memo's own list of each root's rows, updated in place (a new one of ~2 000
-  // entries at every frame was garbage).
-  const parts = same ? last.parts : new Array<readonly TreeRow[]>(sorted.length);
-  // The roots whose rows may differ from the last call's (`same`): the others are the same objects.
-  let patched: number[] | null = same ? [] : null;
+  // The same options and one home, as last time: only the roots at `changed` places are looked at
+  // (`sorted` is `roots` itself unless another sort is chosen, and then the same both times).
+  const same = last !== null && moved !== null && last.sort === opts.sort && last.needle === needle && last.collapsed === opts.collapsed && last.home !== null && labels === null;
+  const changed = !same ? null : sorted === roots ? moved : changedPlaces(sorted, last.sorted);
+  // With `changed`, the memo's own list of each root's rows, updated in place (a new one of
+  // ~2 000 entries at every frame was garbage).
+  const parts = changed !== null ? last!.parts : new Array<readonly TreeRow[]>(sorted.length);
   // Until this call is done the memo is half updated: none, should anything below throw.
   lastTree = null;
-  for (let i = 0; i < sorted.length; i++) {
+  let resized = changed === null;
+  for (const i of changed ?? sorted.keys()) {
     const root = sorted[i]!;
-    if (same && root === last.sorted[i]) continue;
     const was = parts[i];
     parts[i] = rootRows(root, opts.sort, cmp, needle, opts.collapsed.has(root.session), labels ? (labels.get(homeKey(root)) ?? root.home) : undefined);
-    if (patched === null) continue;
     // A root whose rows changed in number moves every row after it: all flattened again below.
-    if (parts[i]!.length === was!.length) patched.push(i);
-    else patched = null;
+    if (parts[i]!.length !== was?.length) resized = true;
   }
   let rows: TreeRow[];
   let starts: Int32Array;
-  if (patched !== null) {
+  if (!resized) {
     // The memo's own rows, the changed roots' rows written over their places (a frame at 100
     // appends/s changes a few roots of ~2 000).
     rows = last!.rows;
     starts = last!.starts;
-    for (const i of patched) {
+    for (const i of changed!) {
       const p = parts[i]!;
       for (let j = 0, at = starts[i]!; j < p.length; j++) rows[at + j] = p[j]!;
     }
@@ -140,7 +142,7 @@ export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; 
     let at = 0;
     for (const p of parts) for (let i = 0; i < p.length; i++) rows[at++] = p[i]!;
   }
-  lastTree = { roots, home: labels === null && roots.length > 0 ? homeKey(roots[0]!) : null, sorted, sort: opts.sort, needle, collapsed: opts.collapsed, labels, parts, starts, rows };
+  lastTree = { roots, home: labels === null && roots.length > 0 ? homeKey(roots[0]!) : null, sorted, sort: opts.sort, needle, collapsed: opts.collapsed, parts, starts, rows };
   // A copy: the caller owns what it is given, the memo keeps its own.
   return rows.slice();
 }
@@ -159,7 +161,6 @@ interface TreeMemo {
   sort: SortMode;
   needle: string;
   collapsed: ReadonlySet<string>;
-  labels: Map<string, string> | null;
   /** The memo's own: updated in place by the next call. */
   parts: (readonly TreeRow[])[];
   /** Where each root's rows start in `rows`. */
@@ -170,17 +171,12 @@ interface TreeMemo {
 let lastTree: TreeMemo | null = null;
 
 /**
- * {@link hasSeveralHomes}, reading only the roots that are not the last call's objects when the
- * last call's were of one home (a walk that reads each root object costs far more at a frame in
- * the dashboard than alone: ~0.3 against ~0.03 ms for the 2 012 roots of a wide home, its objects
- * out of the processor's caches by all appearances).
+ * {@link hasSeveralHomes}, reading only the roots at `moved` places when the last call's were of
+ * one home (see changed-places.ts).
  */
-function severalHomes(roots: readonly SessionView[], last: TreeMemo | null): boolean {
-  if (last === null || last.home === null || last.roots.length !== roots.length) return hasSeveralHomes(roots);
-  for (let i = 0; i < roots.length; i++) {
-    const r = roots[i]!;
-    if (r !== last.roots[i] && homeKey(r) !== last.home) return hasSeveralHomes(roots);
-  }
+function severalHomes(roots: readonly SessionView[], last: TreeMemo | null, moved: readonly number[] | null): boolean {
+  if (last === null || last.home === null || moved === null) return hasSeveralHomes(roots);
+  for (const i of moved) if (homeKey(roots[i]!) !== last.home) return hasSeveralHomes(roots);
   return false;
 }
 
