@@ -20,7 +20,9 @@ const { reduceEvents, initialModelState } = await import(path.join(dist, 'model'
 const { createSnapshotCache } = await import(path.join(dist, 'model', 'snapshot.js'));
 const { frameSnapshot } = await import(path.join(dist, 'views', 'first-frame.js'));
 const { visibleRows, initialViewState } = await import(path.join(dist, 'views', 'view-state.js'));
-const { nextFrameChange } = await import(path.join(dist, 'views', 'next-change.js'));
+const nextChangeModule = await import(path.join(dist, 'views', 'next-change.js'));
+// As the dashboard calls it: with its memo of the last frame's rows (a build before it had none).
+const nextFrameChange = nextChangeModule.createNextFrameChange?.() ?? nextChangeModule.nextFrameChange;
 const { buildScreen } = await import(path.join(dist, 'views', 'screen.js'));
 
 const host = os.hostname();

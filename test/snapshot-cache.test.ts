@@ -18,7 +18,9 @@ import type { ReaderEvent } from '../src/model/types.js';
 import { loadHomeOnce } from '../src/readers/home-reader.js';
 import { stateLogPathFromReport } from '../src/contract/paths.js';
 import { headerLines } from '../src/views/header-lines.js';
+import { createNextFrameChange, nextFrameChange } from '../src/views/next-change.js';
 import { SORT_MODES, treeRows } from '../src/views/session-rows.js';
+import { initialViewState } from '../src/views/view-state.js';
 import { checkpoint, cpEvent, facts, factsEvent, fileOf, HOME, HOST, NOW } from './views-fixtures.js';
 
 const MIN = 60_000;
@@ -218,7 +220,9 @@ test('a lane whose request starts while its root stays as it was: its countdown 
   }
 });
 
-test('property: the tree rows and the header counts kept from the last frame equal those built afresh, after every tick and model change', () => {
+test('property: the tree rows, the header counts and the next wake-up kept from the last frame equal those built afresh, after every tick and model change', () => {
+  // How many checks the wake-up was past the next second (so the memo's own answers were compared).
+  let slept = 0;
   fc.assert(
     fc.property(
       fc.array(sessionArb, { minLength: 1, maxLength: 8 }),
@@ -226,34 +230,49 @@ test('property: the tree rows and the header counts kept from the last frame equ
       fc.constantFrom(...SORT_MODES),
       fc.constantFrom('', 'requesting', 's1', 'zzz'),
       fc.array(fc.nat({ max: 7 }), { maxLength: 3 }),
-      (specs, steps, sort, filter, folded) => {
+      fc.integer({ min: 1_000, max: 3 * 3_600_000 }),
+      (specs, steps, sort, filter, folded, back) => {
         const all = new Map(specs.map((s, i) => [i, s] as const));
         let state = reduceEvents(initialModelState(), [...eventsFor(all, all.keys()), ...stateLogEvents(all)]);
         const cache = createSnapshotCache();
         // One set for the whole run, as the dashboard's view keeps it between frames: each frame's
         // rows are patched from the last frame's (the memo is keyed by the set's identity).
         const collapsed: ReadonlySet<string> = new Set(folded.map(idOf));
+        const view = { ...initialViewState(), sort, filter, collapsed };
+        // The dashboard's wake-up, looking again only at rows that are new since its last call.
+        const wake = createNextFrameChange();
         let now = NOW;
         const check = (what: string) => {
           const cached = buildSnapshot(state, now, { host: HOST, cache });
           const kept = treeRows(cached.roots, { sort, filter, collapsed });
           const plain = buildSnapshot(state, now, { host: HOST });
           // A copy of the set: a different identity, so these rows are flattened afresh.
-          assert.deepEqual(kept, treeRows(plain.roots, { sort, filter, collapsed: new Set(collapsed) }), `rows ${what}`);
-          // The next frame patches from this one (the reference above took the memo's place).
-          treeRows(cached.roots, { sort, filter, collapsed });
+          const built = treeRows(plain.roots, { sort, filter, collapsed: new Set(collapsed) });
+          assert.deepEqual(kept, built, `rows ${what}`);
+          // The next frame patches from this one (the reference above took the memo's place): its
+          // rows are the objects the next call's unchanged rows are, as in the dashboard.
+          const next = treeRows(cached.roots, { sort, filter, collapsed });
+          const wakeAt = wake({ snapshot: cached, rows: next, view, now });
+          assert.equal(wakeAt, nextFrameChange({ snapshot: plain, rows: built, view, now }), `wake-up ${what}`);
+          if (wakeAt > Math.floor(now / 1000) * 1000 + 1000) slept++;
+          return { cached, next };
           const header = (snapshot: typeof cached) => headerLines({ snapshot, sort, filter, filterEditing: false, readOnly: false });
           assert.deepEqual(header(cached), header(plain), `header ${what}`);
         };
-        check('at the first build');
+        let last = check('at the first build');
         for (const step of steps) {
           ({ state, now } = applyStep(all, state, now, step));
-          check(`after ${JSON.stringify(step).slice(0, 80)}`);
+          last = check(`after ${JSON.stringify(step).slice(0, 80)}`);
         }
+        // The clock set back (the dashboard's clock is the system's): the same rows, asked about an
+        // earlier instant, get that instant's answer, not one kept from a later one.
+        const earlier = now - back;
+        assert.equal(wake({ snapshot: last.cached, rows: last.next, view, now: earlier }), nextFrameChange({ snapshot: last.cached, rows: last.next, view, now: earlier }), `wake-up ${back} ms back`);
       },
     ),
     { numRuns: 300 },
   );
+  assert.ok(slept >= 100, `the wake-up was past the next second in ${slept} checks`);
 });
 
 test('the demo home over 30 minutes, tick by tick: cached equals built; rows that cannot change are re-timed, not built again', async () => {

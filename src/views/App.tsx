@@ -16,7 +16,7 @@ import { envNoColor, everyHomeRead, frameSnapshot } from './first-frame.js';
 import { readKeypresses } from './keymap.js';
 import { timing } from '../app/timing.js';
 import { ScreenView } from './line-view.js';
-import { nextFrameChange } from './next-change.js';
+import { createNextFrameChange } from './next-change.js';
 import type { FrameSink } from './terminal-frame.js';
 import { buildScreen, type Screen, type ScreenLine } from './screen.js';
 import { useClock } from './use-clock.js';
@@ -121,6 +121,8 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   const now = useClock({ clock, tick, wakeAt: wake });
   const size = useTerminalSize(rows, columns);
   const [snapshotCache] = useState(() => givenCache ?? createSnapshotCache());
+  // When the frame next changes by time alone, looking again only at rows that are new since the last frame.
+  const [nextChange] = useState(createNextFrameChange);
 
   // Memoised on (model version, now): a tick or a reader batch rebuilds it, a key press does not.
   // The tick snaps to the second; data that arrived since is newer than that instant, so a reader
@@ -143,7 +145,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
     return { ...given, activity: recordActivity(given.activity, mounted.observations, clock()) };
   });
   const treeRows = useMemo(() => visibleRows(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
-  wake.current = useMemo(() => nextFrameChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);
+  wake.current = useMemo(() => nextChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);
   const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits });
 
   // What a key needs, as of the latest render (Ink may deliver several keys before the next one).
