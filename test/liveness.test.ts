@@ -154,6 +154,33 @@ test('a process without a socket is still probed every probeMs (an older extensi
   assert.equal(reader.stats().links, 0);
 });
 
+test('a dead pid that many checkpoints name is probed once at a start; a checkpoint written after it was found gone (the pid reused) is probed again', async (t) => {
+  const base = tmp(t);
+  const home = path.join(base, 'home');
+  const dead = 4_000_001;
+  // Every process of the demo home is the dead one: its root and lanes' checkpoints all name it.
+  await generateHome(home, { now: Date.now(), host: HOST, livePid: dead, livePidStart: null, deadPid: dead, repoDir: path.join(base, 'repo') });
+  const dir = homePaths(home).checkpoints;
+  const naming = fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .map((n) => ({ file: path.join(dir, n), cp: JSON.parse(fs.readFileSync(path.join(dir, n), 'utf8')) as { pid: number; host: string; state: string; updatedAt: number } }))
+    .filter(({ cp }) => cp.pid === dead && cp.host === HOST && cp.state !== 'ended');
+  assert.ok(naming.length >= 3, `${naming.length} running checkpoints name the dead pid`);
+  const gone: number[] = [];
+  const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'probe' && e.probe.pid === dead && e.probe.status === 'gone' && gone.push(e.probe.checkedAt)), batchMs: 10 });
+  t.after(() => reader.stop());
+  await reader.start();
+  assert.equal(reader.stats().probes, 1, 'one probe for the pid, not one per checkpoint');
+  assert.equal(gone.length, 1, 'found gone, once');
+  // A process that reuses the pid writes a checkpoint after that instant: it is probed.
+  const { file, cp } = naming[0]!;
+  const tmpFile = `${file}.tmp`;
+  fs.writeFileSync(tmpFile, JSON.stringify({ ...cp, updatedAt: gone[0]! + 1_000 }));
+  fs.renameSync(tmpFile, file);
+  await waitFor(() => reader.stats().probes === 2, 'the probe of the checkpoint written after', 10_000);
+});
+
 // ---- the timer: wakes only when a job is due ---------------------------------------------------
 
 class FakeClock implements PeriodicClock {

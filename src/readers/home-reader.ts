@@ -179,6 +179,8 @@ export interface HomeReaderStats {
   /** Re-checks of recently changed files so far, and how many files the last one looked at. */
   rechecks: number;
   lastRecheckFiles: number;
+  /** Liveness probes of pids so far. */
+  probes: number;
 }
 
 /** A small file as remembered between runs: its stat at the walk, and the record read from it. */
@@ -844,6 +846,7 @@ export class HomeReader {
       periodicWakeUps: this.periodic?.wakeUps ?? 0,
       rechecks: this.recheckCount,
       lastRecheckFiles: this.lastRecheckFiles,
+      probes: this.probeCount,
     };
   }
 
@@ -1463,8 +1466,16 @@ export class HomeReader {
    * the pid is probed when a checkpoint names it (its start identity tells it apart).
    */
   private pids = new Set<number>();
+  /**
+   * When each pid was found gone (this reader's clock). A checkpoint written at or before that
+   * instant names the process that was gone then, and is not probed again: a process that reuses
+   * the pid started after it, so its checkpoints are written after it. (A home where one process
+   * wrote many checkpoints — its lanes', say — probed that pid once per checkpoint at a start.)
+   */
+  private readonly goneAt = new Map<number, number>();
   /** The last probe sent per pid: the same answer again is not sent (the model ignores it anyway). */
   private readonly probed = new Map<number, ProcessProbeResult>();
+  private probeCount = 0;
   private async probe(): Promise<void> {
     const now = this.opts.now();
     let news = false;
@@ -1476,8 +1487,10 @@ export class HomeReader {
   /** Probes `pid`; true when the answer is news (pushed). A pid found gone is dropped, and its link. */
   private probeOne(pid: number, now: number): boolean {
     const probe = probeProcess(pid, now);
+    this.probeCount++;
     if (probe.status === 'gone') {
       this.pids.delete(pid);
+      this.goneAt.set(pid, now);
       this.links.forget(pid);
     }
     if (this.links.isLinked(pid)) probe.linked = true;
@@ -1505,7 +1518,8 @@ export class HomeReader {
     }
     if (event.type === 'checkpoint') {
       const cp = event.record.checkpoint;
-      if (cp.host === this.opts.host && cp.state !== 'ended' && !this.pids.has(cp.pid)) {
+      const wentAt = this.goneAt.get(cp.pid);
+      if (cp.host === this.opts.host && cp.state !== 'ended' && !this.pids.has(cp.pid) && (wentAt === undefined || cp.updatedAt > wentAt)) {
         this.pids.add(cp.pid);
         this.probeOne(cp.pid, this.opts.now());
         this.periodic?.poke();

@@ -3,7 +3,7 @@
  * checks that a pid exists without delivering anything. A bare pid from a file is never signalled.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { ProcessProbe } from '../model/types.js';
 import { errorCode } from './json-file.js';
 
@@ -67,6 +67,9 @@ export function probeProcess(pid: number, now: number): ProcessProbeResult {
  * when `/proc` cannot be read (hidepid, a foreign pid namespace).
  */
 function probeLinux(pid: number, now: number): ProcessProbeResult {
+  // No entry: gone, or hidden by /proc (signal 0 tells which). Asked without an exception first:
+  // a failed read throws, and the exception cost ~20 µs of the ~40 µs a dead pid's probe took.
+  if (!procEntryMayExist(pid)) return probeBySignal(pid, now, () => null);
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -80,6 +83,15 @@ function probeLinux(pid: number, now: number): ProcessProbeResult {
   }
   const start = stat?.startTime ?? null;
   return probeBySignal(pid, now, () => start);
+}
+
+/** False when `/proc/<pid>` is surely missing (asked without throwing); true otherwise. */
+function procEntryMayExist(pid: number): boolean {
+  try {
+    return statSync(`/proc/${pid}`, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return true; // another error: the read below tells
+  }
 }
 
 /** Signal 0 judges; `start` gives the start identity of a process that exists. */
