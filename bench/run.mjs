@@ -372,8 +372,9 @@ async function scaleSection(homes) {
         // Then with nothing live: the home's live pid ends (its liveness socket closes, so the
         // dashboard probes it at once; its probe backstop is 2.5 s), and no countdown runs anywhere.
         log(`  ${h.name}: the live pid ended, CPU at 100 appends/s over the same lanes …`);
+        const ended = new Promise((resolve) => h.sleeper.once('exit', resolve));
         h.sleeper.kill('SIGKILL');
-        await waitFor(() => !fs.existsSync(`/proc/${h.sleeper.pid}`) || h.sleeper.exitCode !== null || h.sleeper.signalCode !== null, 'the live pid gone', 10_000, 10);
+        await ended;
         await sleep(3000);
         out[h.name].nothingLive = await cpuAt100(app.pid(), targets);
       }

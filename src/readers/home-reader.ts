@@ -1467,13 +1467,12 @@ export class HomeReader {
    */
   private pids = new Set<number>();
   /**
-   * When each pid was found gone (this reader's clock). A checkpoint written at or before that
-   * instant names the process that was gone then, and is not probed again: a process that reuses
-   * the pid started after it, so its checkpoints are written after it. (A home where one process
-   * wrote many checkpoints — its lanes', say — probed that pid once per checkpoint at a start.)
+   * The latest probe per pid. The same answer again is not sent (the model ignores it anyway). A
+   * checkpoint written at or before the instant its pid was last found gone names the process that
+   * was gone then, and is not probed again: a process that reuses the pid started after that
+   * instant, so its checkpoints are written after it. (A home where one process wrote many
+   * checkpoints — its lanes', say — probed that pid once per checkpoint at a start.)
    */
-  private readonly goneAt = new Map<number, number>();
-  /** The last probe sent per pid: the same answer again is not sent (the model ignores it anyway). */
   private readonly probed = new Map<number, ProcessProbeResult>();
   private probeCount = 0;
   private async probe(): Promise<void> {
@@ -1490,13 +1489,12 @@ export class HomeReader {
     this.probeCount++;
     if (probe.status === 'gone') {
       this.pids.delete(pid);
-      this.goneAt.set(pid, now);
       this.links.forget(pid);
     }
     if (this.links.isLinked(pid)) probe.linked = true;
     const had = this.probed.get(pid);
-    if (had && had.status === probe.status && had.start === probe.start && had.detail === probe.detail && had.linked === probe.linked) return false;
     this.probed.set(pid, probe);
+    if (had && had.status === probe.status && had.start === probe.start && had.detail === probe.detail && had.linked === probe.linked) return false;
     this.push({ type: 'probe', probe });
     return true;
   }
@@ -1518,8 +1516,9 @@ export class HomeReader {
     }
     if (event.type === 'checkpoint') {
       const cp = event.record.checkpoint;
-      const wentAt = this.goneAt.get(cp.pid);
-      if (cp.host === this.opts.host && cp.state !== 'ended' && !this.pids.has(cp.pid) && (wentAt === undefined || cp.updatedAt > wentAt)) {
+      const last = this.probed.get(cp.pid);
+      const namesGone = last?.status === 'gone' && cp.updatedAt <= last.checkedAt;
+      if (cp.host === this.opts.host && cp.state !== 'ended' && !this.pids.has(cp.pid) && !namesGone) {
         this.pids.add(cp.pid);
         this.probeOne(cp.pid, this.opts.now());
         this.periodic?.poke();

@@ -10,6 +10,7 @@
  */
 import { REMOTE_STALE_MS } from '../model/liveness.js';
 import { CHECKPOINT_STALE_MS, type SessionView, type Snapshot } from '../model/snapshot.js';
+import { changedPlaces } from './changed-places.js';
 import type { TreeRow } from './session-rows.js';
 import type { ViewState } from './view-state.js';
 
@@ -120,22 +121,18 @@ export function createNextFrameChange(): (input: { snapshot: Snapshot; rows: rea
     const everySecond = now + SECOND;
     if (everySecondView(input)) return everySecond;
     const given = input.rows;
-    if (given.length !== rows.length || now < latest) {
+    // The places of rows that are new objects; null (another number of rows, or the clock set
+    // back): every row looked at afresh.
+    const changed = now < latest ? null : changedPlaces(given, rows);
+    if (changed === null) {
       next = new Float64Array(given.length);
       moving = 0;
-      for (let i = 0; i < given.length; i++) {
-        const at = look(given[i]!, now);
-        next[i] = at;
-        if (at === MOVING) moving++;
-      }
-    } else {
-      for (let i = 0; i < given.length; i++) {
-        if (given[i] === rows[i]) continue;
-        if (next[i] === MOVING) moving--;
-        const at = look(given[i]!, now);
-        next[i] = at;
-        if (at === MOVING) moving++;
-      }
+    }
+    for (const i of changed ?? given.keys()) {
+      if (next[i] === MOVING) moving--;
+      const at = look(given[i]!, now);
+      next[i] = at;
+      if (at === MOVING) moving++;
     }
     rows = given;
     latest = now;
