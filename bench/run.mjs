@@ -684,8 +684,8 @@ async function main() {
       const wide = await ensureHome('wide', log);
       // The wide home's own live pid: it ends halfway through, for the CPU with nothing live.
       const wideSleeper = startSleeper([wide.home]);
-      await waitFor(() => processStartIdentity(wideSleeper.pid), 'the wide home\'s live pid running', 10_000, 10);
-      await refreshLiveCheckpoints(wide.manifest, wideSleeper.pid, processStartIdentity(wideSleeper.pid), Date.now());
+      const wideStart = await waitFor(() => processStartIdentity(wideSleeper.pid), 'the wide home\'s live pid running', 10_000, 10);
+      await refreshLiveCheckpoints(wide.manifest, wideSleeper.pid, wideStart, Date.now());
       log('scale: the big home against one of ten times as many sessions');
       let sc;
       try {
