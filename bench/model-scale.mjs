@@ -19,7 +19,10 @@ const { loadHomeOnce } = await import(path.join(dist, 'readers', 'home-reader.js
 const { reduceEvents, initialModelState } = await import(path.join(dist, 'model', 'reducer.js'));
 const { createSnapshotCache } = await import(path.join(dist, 'model', 'snapshot.js'));
 const { frameSnapshot } = await import(path.join(dist, 'views', 'first-frame.js'));
-const { visibleRows, initialViewState } = await import(path.join(dist, 'views', 'view-state.js'));
+const viewState = await import(path.join(dist, 'views', 'view-state.js'));
+const { initialViewState } = viewState;
+// As the dashboard takes them: the frame's row list (a build before it had the array alone).
+const visibleRows = viewState.visibleRowList ?? viewState.visibleRows;
 const nextChangeModule = await import(path.join(dist, 'views', 'next-change.js'));
 // As the dashboard calls it: with its memo of the last frame's rows (a build before it had none).
 const nextFrameChange = nextChangeModule.createNextFrameChange?.() ?? nextChangeModule.nextFrameChange;

@@ -20,7 +20,7 @@ import { createNextFrameChange } from './next-change.js';
 import type { FrameSink } from './terminal-frame.js';
 import { buildScreen, type Screen, type ScreenLine } from './screen.js';
 import { useClock } from './use-clock.js';
-import { initialViewState, viewReducer, visibleRows, type KeyContext, type ViewState } from './view-state.js';
+import { initialViewState, viewReducer, visibleRowList, type KeyContext, type ViewState } from './view-state.js';
 
 /** The one door for owner actions (wired to `src/control/` by the CLI). */
 export interface ActionPort {
@@ -144,7 +144,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
     const given = start?.view ?? initialViewState();
     return { ...given, activity: recordActivity(given.activity, mounted.observations, clock()) };
   });
-  const treeRows = useMemo(() => visibleRows(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
+  const treeRows = useMemo(() => visibleRowList(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
   wake.current = useMemo(() => nextChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);
   const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits });
 
@@ -177,7 +177,7 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   // The cursor is pinned to the first row once every home has been read: while rows are still
   // arriving (and reordering) it stays on the first line, so where it lands does not depend on
   // how far the reading had got when the first frame was drawn.
-  const firstRow = treeRows[0]?.id ?? null;
+  const firstRow = treeRows.at(0)?.id ?? null;
   const populated = model.progress.size === 0 || [...model.progress.values()].every((p) => p.done);
   useEffect(() => {
     if (view.cursor === null && firstRow !== null && populated) dispatch({ type: 'pin-cursor', id: firstRow });

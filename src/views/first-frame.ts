@@ -23,7 +23,7 @@ import { timing } from '../app/timing.js';
 import { buildScreen } from './screen.js';
 import type { FrameSink } from './terminal-frame.js';
 import { readKeypresses } from './keymap.js';
-import { initialViewState, viewReducer, visibleRows, type KeyContext, type ViewState } from './view-state.js';
+import { initialViewState, viewReducer, visibleRowList, type KeyContext, type ViewState } from './view-state.js';
 
 /** NO_COLOR set and not empty: no colours or styles. */
 export const envNoColor = (): boolean => typeof process.env.NO_COLOR === 'string' && process.env.NO_COLOR !== '';
@@ -79,7 +79,7 @@ export class FirstScreen {
   draw(): void {
     const t0 = timing.enabled ? performance.now() : 0;
     const { input, snapshot, view } = this;
-    const rows = visibleRows(view, snapshot.roots);
+    const rows = visibleRowList(view, snapshot.roots);
     const screen = buildScreen({ snapshot, model: input.model, view, rows, width: input.columns, height: input.rows, readOnly: input.readOnly, noColor: input.noColor, audits: input.audits });
     // App's key context takes `now` from its clock tick, which is the snapshot's instant here.
     this.ctx = { roots: snapshot.roots, incidents: snapshot.incidents, now: input.now, ...screen.sizes };

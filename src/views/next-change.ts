@@ -11,6 +11,7 @@
 import { REMOTE_STALE_MS } from '../model/liveness.js';
 import { CHECKPOINT_STALE_MS, type SessionView, type Snapshot } from '../model/snapshot.js';
 import { changedPlaces } from './changed-places.js';
+import { RowList, type RowSeq } from './row-list.js';
 import type { TreeRow } from './session-rows.js';
 import type { ViewState } from './view-state.js';
 
@@ -34,14 +35,17 @@ function ageChangeAt(from: number, now: number): number {
   return from + (Math.floor(age / unit) + 1) * unit;
 }
 
-/** Whether one of the row's countdowns runs (it moves every second, whatever the time). */
+/**
+ * Whether one of the row's countdowns runs (it moves every second, whatever the time). Spelled out
+ * rather than a loop over a list of the five: the list was an array per row looked at, ~27 KB of
+ * garbage per frame at 100 appends/s on the bench's homes (a sampling heap profile, 12-05).
+ */
 function runs(v: SessionView): boolean {
   const c = v.clocks;
-  for (const d of [c.inactivity, c.absolute, c.episode, c.nextRetry, c.nextResume]) {
-    if (d && Number.isFinite(d.remainingMs)) return true;
-  }
-  return false;
+  return running(c.inactivity) || running(c.absolute) || running(c.episode) || running(c.nextRetry) || running(c.nextResume);
 }
+
+const running = (d: { remainingMs: number } | null | undefined): boolean => !!d && Number.isFinite(d.remainingMs);
 
 function rowChangeAt(v: SessionView, now: number): number {
   return runs(v) ? now + SECOND : stillRowChangeAt(v, now);
@@ -54,7 +58,10 @@ function stillRowChangeAt(v: SessionView, now: number): number {
     const updated = v.source.checkpointUpdatedAt;
     at = Math.min(at, ageChangeAt(updated, now));
     // A checkpoint turns stale (and another host's process `remote-stale`) by its age alone.
-    for (const edge of [updated + CHECKPOINT_STALE_MS + 1, updated + REMOTE_STALE_MS + 1]) if (edge > now) at = Math.min(at, edge);
+    const stale = updated + CHECKPOINT_STALE_MS + 1;
+    const remoteStale = updated + REMOTE_STALE_MS + 1;
+    if (stale > now) at = Math.min(at, stale);
+    if (remoteStale > now) at = Math.min(at, remoteStale);
   } else if (v.lastActivityAt !== null) {
     at = Math.min(at, ageChangeAt(v.lastActivityAt, now));
   }
@@ -81,7 +88,7 @@ const wakeAt = (at: number, now: number) => Math.min(Math.ceil(at / SECOND) * SE
  * The epoch ms at (or after) which the frame built for `now` may look different with no new data;
  * `now + 1000` when it may change every second.
  */
-export function nextFrameChange(input: { snapshot: Snapshot; rows: readonly TreeRow[]; view: ViewState; now: number }): number {
+export function nextFrameChange(input: { snapshot: Snapshot; rows: RowSeq; view: ViewState; now: number }): number {
   // A render for new data comes between ticks: the next tick is still on the next whole second.
   const now = Math.floor(input.now / SECOND) * SECOND;
   const everySecond = now + SECOND;
@@ -92,6 +99,19 @@ export function nextFrameChange(input: { snapshot: Snapshot; rows: readonly Tree
     if (at <= everySecond) return everySecond;
   }
   return wakeAt(at, now);
+}
+
+/**
+ * The places where `now` holds another row object than `was` (null: another number of rows): two
+ * lists of the frame (row-list.ts) compare only the chunks they do not share.
+ */
+function rowsChangedSince(now: RowSeq, was: RowSeq): number[] | null {
+  if (now instanceof RowList && was instanceof RowList) return now.changedSince(was);
+  if (Array.isArray(now) && Array.isArray(was)) return changedPlaces(now, was);
+  if (now.length !== was.length) return null;
+  const places: number[] = [];
+  for (let i = 0; i < now.length; i++) if (now.at(i) !== was.at(i)) places.push(i);
+  return places;
 }
 
 /** A row whose countdown runs: it moves every second for as long as it is on the list. */
@@ -107,8 +127,8 @@ const MOVING = -1;
  * 1.15–4.16 ms a frame on a home of 12 013 sessions, and the dashboard 21.7–25.6 % of a core at
  * 100 appends/s against 8.8–12.2 % with this (docs/PERFORMANCE.md).
  */
-export function createNextFrameChange(): (input: { snapshot: Snapshot; rows: readonly TreeRow[]; view: ViewState; now: number }) => number {
-  let rows: readonly TreeRow[] = [];
+export function createNextFrameChange(): (input: { snapshot: Snapshot; rows: RowSeq; view: ViewState; now: number }) => number {
+  let rows: RowSeq = RowList.EMPTY;
   /** Each row's next change as of when it was looked at (MOVING: every second). */
   let next = new Float64Array(0);
   let moving = 0;
@@ -123,17 +143,19 @@ export function createNextFrameChange(): (input: { snapshot: Snapshot; rows: rea
     const given = input.rows;
     // The places of rows that are new objects; null (another number of rows, or the clock set
     // back): every row looked at afresh.
-    const changed = now < latest ? null : changedPlaces(given, rows);
+    const changed = now < latest ? null : rowsChangedSince(given, rows);
     if (changed === null) {
       next = new Float64Array(given.length);
       moving = 0;
     }
-    for (const i of changed ?? given.keys()) {
+    const again = (i: number) => {
       if (next[i] === MOVING) moving--;
-      const at = look(given[i]!, now);
+      const at = look(given.at(i)!, now);
       next[i] = at;
       if (at === MOVING) moving++;
-    }
+    };
+    if (changed === null) for (let i = 0; i < given.length; i++) again(i);
+    else for (const i of changed) again(i);
     rows = given;
     latest = now;
     if (moving > 0) return everySecond;
@@ -141,7 +163,7 @@ export function createNextFrameChange(): (input: { snapshot: Snapshot; rows: rea
     for (let i = 0; i < next.length; i++) {
       let row = next[i]!;
       // Passed: the row's next change after this instant.
-      if (row <= now) next[i] = row = look(given[i]!, now);
+      if (row <= now) next[i] = row = look(given.at(i)!, now);
       if (row < at) at = row;
     }
     return at <= everySecond ? everySecond : wakeAt(at, now);

@@ -13,7 +13,8 @@ import { helpLines } from './help-lines.js';
 import { filterIncidents, incidentRecordLines, incidentRow, warningLines } from './incident-lines.js';
 import { clipLine, fillLine, plainLine, span, windowLines, type Line, type Tone } from './line.js';
 import { confirmText, describeOutcome, FLASH_MS, outcomeOf, type Outcome } from './owner-actions.js';
-import { findSession, type TreeRow } from './session-rows.js';
+import type { RowSeq } from './row-list.js';
+import { findSession } from './session-rows.js';
 import { GUTTER, headerLine, layoutColumns, rowCellsCached, rowLineCached } from './table-layout.js';
 import { wrapWords } from './text.js';
 import { cursorRowIndex, scrollTo, type KeyContext, type PendingAction, type ViewState } from './view-state.js';
@@ -31,7 +32,7 @@ export interface ScreenInput {
   model: Pick<ModelState, 'journal' | 'acks'>;
   view: ViewState;
   /** The main table's rows for the view's sort, filter and folds. */
-  rows: readonly TreeRow[];
+  rows: RowSeq;
   width: number;
   /** Terminal rows; the frame uses at most `height − 1`. */
   height: number;
@@ -96,7 +97,7 @@ function mainBody(input: ScreenInput, height: number, sizes: Screen['sizes']): S
   const now = snapshot.now;
   if (height <= 0) return [];
   const cursor = cursorRowIndex(view.cursor, view.cursorIndex, rows);
-  const selected = cursor >= 0 ? rows[cursor]!.view : null;
+  const selected = cursor >= 0 ? rows.at(cursor)!.view : null;
 
   // The detail pane takes what the table does not need, leaving the table at least a few rows.
   const wantTable = rows.length + 1;

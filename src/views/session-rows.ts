@@ -6,6 +6,7 @@ import { byName, compareViews, retimeBase, type SessionView } from '../model/sna
 import type { SessionState } from '../model/session-state.js';
 import { changedPlaces } from './changed-places.js';
 import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from './home-groups.js';
+import { RowList } from './row-list.js';
 
 /** Sort modes, in the order `s` cycles through them. */
 export const SORT_MODES = ['first-limit', 'name', 'state', 'activity'] as const;
@@ -90,9 +91,19 @@ const searchFields = (v: SessionView): string[] => [v.name, v.session, v.model ?
 /**
  * The rows shown: roots sorted, each followed by its lanes (sorted the same way) unless
  * collapsed. With a filter, a root stays when it or one of its lanes matches; of its lanes, only
- * the matching ones are listed (all of them when the root itself matches).
+ * the matching ones are listed (all of them when the root itself matches). A new array (see
+ * {@link treeRowList} for the frame's).
  */
 export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; filter: string; collapsed: ReadonlySet<string> }): TreeRow[] {
+  return treeRowList(roots, opts).toArray();
+}
+
+/**
+ * {@link treeRows} as the frame takes them: an immutable list that shares with the last call's
+ * every chunk of rows in which nothing changed (row-list.ts), so a frame that changes a few roots'
+ * rows allocates those chunks, not a copy of every row.
+ */
+export function treeRowList(roots: readonly SessionView[], opts: { sort: SortMode; filter: string; collapsed: ReadonlySet<string> }): RowList {
   const last = lastTree;
   // The places of the roots that are not the last call's objects (null: another number of roots).
   const moved = last === null ? null : changedPlaces(roots, last.roots);
@@ -119,32 +130,29 @@ export function treeRows(roots: readonly SessionView[], opts: { sort: SortMode; 
     // A root whose rows changed in number moves every row after it: all flattened again below.
     if (parts[i]!.length !== was?.length) resized = true;
   }
-  let rows: TreeRow[];
+  let list: RowList;
   let starts: Int32Array;
   if (!resized) {
-    // The memo's own rows, the changed roots' rows written over their places (a frame at 100
-    // appends/s changes a few roots of ~2 000).
-    rows = last!.rows;
+    // The last list with the changed roots' rows written over their places (a frame at 100
+    // appends/s changes a few roots of ~2 000): the chunks they fall in are copied, no others.
     starts = last!.starts;
+    const patch = last!.list.patch();
     for (const i of changed!) {
       const p = parts[i]!;
-      for (let j = 0, at = starts[i]!; j < p.length; j++) rows[at + j] = p[j]!;
+      for (let j = 0, at = starts[i]!; j < p.length; j++) patch.set(at + j, p[j]!);
     }
+    list = patch.done();
   } else {
-    // One array of the final length (pushing ~1 200 rows one by one regrew it at every frame).
     starts = new Int32Array(parts.length);
     let total = 0;
     for (let i = 0; i < parts.length; i++) {
       starts[i] = total;
       total += parts[i]!.length;
     }
-    rows = new Array<TreeRow>(total);
-    let at = 0;
-    for (const p of parts) for (let i = 0; i < p.length; i++) rows[at++] = p[i]!;
+    list = RowList.concat(parts, total);
   }
-  lastTree = { roots, home: labels === null && roots.length > 0 ? homeKey(roots[0]!) : null, sorted, sort: opts.sort, needle, collapsed: opts.collapsed, parts, starts, rows };
-  // A copy: the caller owns what it is given, the memo keeps its own.
-  return rows.slice();
+  lastTree = { roots, home: labels === null && roots.length > 0 ? homeKey(roots[0]!) : null, sorted, sort: opts.sort, needle, collapsed: opts.collapsed, parts, starts, list };
+  return list;
 }
 
 /**
@@ -163,10 +171,10 @@ interface TreeMemo {
   collapsed: ReadonlySet<string>;
   /** The memo's own: updated in place by the next call. */
   parts: (readonly TreeRow[])[];
-  /** Where each root's rows start in `rows`. */
+  /** Where each root's rows start in `list`. */
   starts: Int32Array;
-  /** The memo's own array: patched in place, never handed out. */
-  rows: TreeRow[];
+  /** The rows handed out (immutable: the next call patches a copy of the chunks it changes). */
+  list: RowList;
 }
 let lastTree: TreeMemo | null = null;
 

@@ -10,7 +10,8 @@ import type { IncidentRecord } from '../model/types.js';
 import { recordActivity, type ActivityLog, type ActivityObservation } from './activity.js';
 import type { KeyPress } from './keymap.js';
 import { filterIncidents } from './incident-lines.js';
-import { findSession, nextSortMode, treeRows, type SortMode, type TreeRow } from './session-rows.js';
+import type { RowList } from './row-list.js';
+import { findSession, nextSortMode, treeRowList, treeRows, type SortMode, type TreeRow } from './session-rows.js';
 
 /** Which full-screen view is shown. */
 export type Mode = 'main' | 'incidents' | 'audit';
@@ -108,8 +109,13 @@ export function visibleRows(state: Pick<ViewState, 'sort' | 'filter' | 'collapse
   return treeRows(roots, { sort: state.sort, filter: state.filter, collapsed: state.collapsed });
 }
 
+/** {@link visibleRows} as the frame takes them (row-list.ts: the last frame's unchanged chunks shared). */
+export function visibleRowList(state: Pick<ViewState, 'sort' | 'filter' | 'collapsed'>, roots: readonly SessionView[]): RowList {
+  return treeRowList(roots, { sort: state.sort, filter: state.filter, collapsed: state.collapsed });
+}
+
 /** The cursor's row index: its session if still shown, else the nearest index. */
-export function cursorRowIndex(cursor: string | null, cursorIndex: number, ids: readonly { id: string }[]): number {
+export function cursorRowIndex(cursor: string | null, cursorIndex: number, ids: { readonly length: number; findIndex(predicate: (row: { id: string }) => boolean): number }): number {
   if (ids.length === 0) return -1;
   const i = cursor === null ? -1 : ids.findIndex((r) => r.id === cursor);
   return i >= 0 ? i : Math.max(0, Math.min(cursorIndex, ids.length - 1));
