@@ -54,7 +54,7 @@ test('a row list reads as the array it was built from, and a patch changes a new
         // Another list of the same rows built afresh shares no chunk: compared row by row.
         assert.ok(model.length === 0 || !RowList.of(model).shares(list));
         assert.deepEqual(RowList.of(model).changedSince(list), []);
-        assert.equal(RowList.of(model.slice(1)).changedSince(list), model.length === 0 ? [] : null);
+        assert.deepEqual(RowList.of(model.slice(1)).changedSince(list), model.length === 0 ? [] : null);
       },
     ),
     { numRuns: 200 },
@@ -72,4 +72,12 @@ test('a patch takes no write after done, nor one outside the list', () => {
   assert.equal(done.at(1)!.id, 's4');
   assert.equal(list.at(1)!.id, 's2');
   assert.throws(() => RowList.concat([[row(1)]], 2), /2 rows announced, 1 given/);
+  // The empty list (a home with no sessions yet, or a filter nothing matches).
+  const empty = RowList.concat([[], []], 0);
+  assert.equal(empty.length, 0);
+  assert.equal(empty.at(0), undefined);
+  assert.deepEqual(empty.slice(), []);
+  assert.deepEqual(empty.changedSince(RowList.EMPTY), []);
+  assert.equal(empty.changedSince(list), null);
+  assert.equal(empty.patch().done(), empty);
 });
