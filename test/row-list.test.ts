@@ -72,6 +72,8 @@ test('a patch takes no write after done, nor one outside the list', () => {
   assert.equal(done.at(1)!.id, 's4');
   assert.equal(list.at(1)!.id, 's2');
   assert.throws(() => RowList.concat([[row(1)]], 2), /2 rows announced, 1 given/);
+  assert.throws(() => RowList.concat([[row(1), row(2)], [row(3)]], 2), /2 rows announced, 3 given/);
+  assert.throws(() => RowList.concat([[], [row(1)]], 0), /0 rows announced/);
   // The empty list (a home with no sessions yet, or a filter nothing matches).
   const empty = RowList.concat([[], []], 0);
   assert.equal(empty.length, 0);

@@ -33,7 +33,10 @@ export class RowList implements RowSeq {
 
   /** The rows of `parts`, one after the other (`total`: the sum of their lengths). */
   static concat(parts: readonly (readonly TreeRow[])[], total: number): RowList {
-    if (total === 0) return RowList.EMPTY;
+    if (total === 0) {
+      if (parts.some((p) => p.length > 0)) throw new Error('RowList.concat: 0 rows announced, more given');
+      return RowList.EMPTY;
+    }
     const chunks: TreeRow[][] = [];
     let chunk: TreeRow[] = new Array<TreeRow>(Math.min(SIZE, total));
     let at = 0;
