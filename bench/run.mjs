@@ -322,9 +322,13 @@ async function untilOneTimeWorkDone(app) {
 /**
  * CPU at 100 appends/s over `targets`: several windows back to back, the median reported (a single
  * window moved by the host's load by up to 3 points between runs: 11.6-15.5 % for three in a row of
- * the same build).
+ * the same build). With each window, the app's garbage collections in it (its `gc` marks): the
+ * scavenges' count and all pauses' sum — what the work allocates, which the host's load does not
+ * move (12-05: 135 scavenges in 40 s on the wide home before 2a9d0d5, 96 after, in runs whose CPU
+ * figures overlapped).
  */
-async function cpuAt100(pid, targets) {
+async function cpuAt100(app, targets) {
+  const pid = app.pid();
   const windows = [];
   for (let w = 0; w < CPU_WINDOWS; w++) {
     const c0 = procCpuMs(pid);
@@ -337,9 +341,19 @@ async function cpuAt100(pid, targets) {
       fs.appendFileSync(targets[i % targets.length], appendLine(now()));
     }
     const dt = now() - t0;
-    windows.push({ cpu: ((procCpuMs(pid) - c0) / dt) * 100, main: ((mainThreadCpuMs(pid) - m0) / dt) * 100 });
+    const cpu = ((procCpuMs(pid) - c0) / dt) * 100;
+    const main = ((mainThreadCpuMs(pid) - m0) / dt) * 100;
+    // The marks are written as the collections end: those of this window are in the file by now.
+    const gcs = app.marks().filter((m) => m.ev === 'gc' && m.t >= t0 && m.t <= t0 + dt);
+    windows.push({ cpu, main, scavenges: gcs.filter((m) => m.kind === 1).length, gcMs: gcs.reduce((a, m) => a + m.ms, 0) });
   }
-  return { cpu100Windows: windows, cpu100: median(windows.map((w) => w.cpu)), cpu100Main: median(windows.map((w) => w.main)) };
+  return {
+    cpu100Windows: windows,
+    cpu100: median(windows.map((w) => w.cpu)),
+    cpu100Main: median(windows.map((w) => w.main)),
+    scavenges: median(windows.map((w) => w.scavenges)),
+    gcMs: median(windows.map((w) => w.gcMs)),
+  };
 }
 
 /**
@@ -367,7 +381,7 @@ async function scaleSection(homes) {
       await sleep(2000);
       const targets = h.manifest.lanes.slice(0, 100);
       for (const f of targets) restorer.note(f);
-      Object.assign(out[h.name], await cpuAt100(app.pid(), targets));
+      Object.assign(out[h.name], await cpuAt100(app, targets));
       if (h.sleeper) {
         // Then with nothing live: the home's live pid ends (its liveness socket closes, so the
         // dashboard probes it at once; its probe backstop is 2.5 s), and no countdown runs anywhere.
@@ -376,7 +390,7 @@ async function scaleSection(homes) {
         h.sleeper.kill('SIGKILL');
         await ended;
         await sleep(3000);
-        out[h.name].nothingLive = await cpuAt100(app.pid(), targets);
+        out[h.name].nothingLive = await cpuAt100(app, targets);
       }
     } finally {
       await app.quit();
@@ -480,7 +494,7 @@ async function liveSection(home, manifest) {
     out.burstLastFrame = { p50: quantile(lastOfBurstFrame, 0.5), max: Math.max(...lastOfBurstFrame.map((x) => (Number.isFinite(x) ? x : Infinity))) };
 
     log(`  CPU at 100 appends/s over ${targets.length} files: ${CPU_WINDOWS} windows of ${CPU_S} s …`);
-    Object.assign(out, await cpuAt100(pid, targets));
+    Object.assign(out, await cpuAt100(app, targets));
     await sleep(1000);
 
     log(`  flood: 10 000 lines/s over 10 files for ${FLOOD_S} s …`);
@@ -670,6 +684,7 @@ async function main() {
       row('live', 'CPU at 100 appends/s over 100 files', live.cpu100, '%', '≤ 15', live.cpu100 <= 15);
       row('live', '  of which the main thread', live.cpu100Main, '%');
       if (live.cpu100Windows?.length > 1) row('live', `  each of its ${live.cpu100Windows.length} windows (median above)`, live.cpu100Windows.map((w) => w.cpu.toFixed(2)).join(' / '), '%');
+      row('live', `  garbage collections in a window of ${CPU_S} s: scavenges, all pauses (medians)`, `${live.scavenges}, ${live.gcMs.toFixed(0)} ms`, '');
       row('live', `flood ${Math.round(live.flood.lines / live.flood.seconds)} lines/s: lag at the end → model`, live.flood.lagModel, 'ms');
       row('live', 'flood: lag at the end → frame', live.flood.lagFrame, 'ms');
       row('live', 'keypress → frame p50 (steady)', live.keys.p50, 'ms');
@@ -707,6 +722,8 @@ async function main() {
       row('scale', `CPU at 100 appends/s over 100 lanes, ${w.sessions} sessions, nothing live (its live pid ended)`, sc.wide.nothingLive.cpu100, '%', '≤ 15', sc.wide.nothingLive.cpu100 <= 15);
       if (CPU_WINDOWS > 1) row('scale', '  each window, wide, nothing live', sc.wide.nothingLive.cpu100Windows.map((x) => x.cpu.toFixed(2)).join(' / '), '%');
       if (CPU_WINDOWS > 1) row('scale', '  each window, big / wide', `${sc.big.cpu100Windows.map((x) => x.cpu.toFixed(2)).join(' ')} / ${sc.wide.cpu100Windows.map((x) => x.cpu.toFixed(2)).join(' ')}`, '%');
+      const gcs = (x) => `${x.scavenges} (${x.gcMs.toFixed(0)} ms)`;
+      row('scale', `  garbage collections in a window of ${CPU_S} s, big / wide / wide nothing live: scavenges (all pauses), medians`, `${gcs(sc.big)} / ${gcs(sc.wide)} / ${gcs(sc.wide.nothingLive)}`, '');
       row('scale', `first start to populated, wide home (${(wide.manifest.totalBytes / MB).toFixed(0)} MB, ${wide.manifest.files} files)`, sc.wide.populatedCold, 'ms');
     }
 

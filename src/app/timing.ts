@@ -4,11 +4,14 @@
  * the session sizes it brought in), each Ink render pass (with the model version and key count it
  * drew) and each write to the terminal. Without the variable every call is a no-op.
  *
+ * Also one mark per garbage collection (`gc`: its pause and V8's kind, 1 a scavenge), so the
+ * benchmark counts collections per window: a figure the host's load does not move, unlike CPU.
+ *
  * Times are epoch ms with sub-ms precision (`performance.timeOrigin + performance.now()`), so the
  * benchmark can put them beside its own clock (appends, key presses, exec).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { ReaderEvent } from '../model/types.js';
 import { codeCacheState } from './launcher.js';
@@ -78,6 +81,10 @@ function fileTiming(file: string): Timing {
       expected = t + 5;
     }, 5).unref();
   }
+  const collections = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) put({ ev: 'gc', ms: Math.round(e.duration * 100) / 100, kind: (e as { detail?: { kind?: number } }).detail?.kind ?? null });
+  });
+  collections.observe({ entryTypes: ['gc'] });
   // With LOOP_DASH_TIMING_MEM=<ms>: a mark with the process's memory (RSS, V8 heap, external and
   // array buffers) every that many ms, to tell heap growth from buffers and native memory.
   const memMs = Number(process.env.LOOP_DASH_TIMING_MEM ?? 0);
@@ -113,6 +120,7 @@ function fileTiming(file: string): Timing {
       put({ ev: 'write', b: bytes });
     },
     close() {
+      collections.disconnect();
       if (fd !== null) closeSync(fd);
       fd = null;
     },
