@@ -10,7 +10,6 @@
  */
 import { REMOTE_STALE_MS } from '../model/liveness.js';
 import { CHECKPOINT_STALE_MS, type SessionView, type Snapshot } from '../model/snapshot.js';
-import { changedPlaces } from './changed-places.js';
 import { RowList, type RowSeq } from './row-list.js';
 import type { TreeRow } from './session-rows.js';
 import type { ViewState } from './view-state.js';
@@ -101,19 +100,6 @@ export function nextFrameChange(input: { snapshot: Snapshot; rows: RowSeq; view:
   return wakeAt(at, now);
 }
 
-/**
- * The places where `now` holds another row object than `was` (null: another number of rows): two
- * lists of the frame (row-list.ts) compare only the chunks they do not share.
- */
-function rowsChangedSince(now: RowSeq, was: RowSeq): number[] | null {
-  if (now instanceof RowList && was instanceof RowList) return now.changedSince(was);
-  if (Array.isArray(now) && Array.isArray(was)) return changedPlaces(now, was);
-  if (now.length !== was.length) return null;
-  const places: number[] = [];
-  for (let i = 0; i < now.length; i++) if (now.at(i) !== was.at(i)) places.push(i);
-  return places;
-}
-
 /** A row whose countdown runs: it moves every second for as long as it is on the list. */
 const MOVING = -1;
 
@@ -127,8 +113,8 @@ const MOVING = -1;
  * 1.15–4.16 ms a frame on a home of 12 013 sessions, and the dashboard 21.7–25.6 % of a core at
  * 100 appends/s against 8.8–12.2 % with this (docs/PERFORMANCE.md).
  */
-export function createNextFrameChange(): (input: { snapshot: Snapshot; rows: RowSeq; view: ViewState; now: number }) => number {
-  let rows: RowSeq = RowList.EMPTY;
+export function createNextFrameChange(): (input: { snapshot: Snapshot; rows: RowList; view: ViewState; now: number }) => number {
+  let rows = RowList.EMPTY;
   /** Each row's next change as of when it was looked at (MOVING: every second). */
   let next = new Float64Array(0);
   let moving = 0;
@@ -143,19 +129,20 @@ export function createNextFrameChange(): (input: { snapshot: Snapshot; rows: Row
     const given = input.rows;
     // The places of rows that are new objects; null (another number of rows, or the clock set
     // back): every row looked at afresh.
-    const changed = now < latest ? null : rowsChangedSince(given, rows);
+    // (The lists of two frames: only the chunks they do not share are compared, row-list.ts.)
+    const changed = now < latest ? null : given.changedSince(rows);
     if (changed === null) {
       next = new Float64Array(given.length);
       moving = 0;
     }
-    const again = (i: number) => {
+    const count = changed === null ? given.length : changed.length;
+    for (let k = 0; k < count; k++) {
+      const i = changed === null ? k : changed[k]!;
       if (next[i] === MOVING) moving--;
       const at = look(given.at(i)!, now);
       next[i] = at;
       if (at === MOVING) moving++;
-    };
-    if (changed === null) for (let i = 0; i < given.length; i++) again(i);
-    else for (const i of changed) again(i);
+    }
     rows = given;
     latest = now;
     if (moving > 0) return everySecond;

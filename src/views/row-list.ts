@@ -33,27 +33,14 @@ export class RowList implements RowSeq {
 
   /** The rows of `parts`, one after the other (`total`: the sum of their lengths). */
   static concat(parts: readonly (readonly TreeRow[])[], total: number): RowList {
-    if (total === 0) {
-      if (parts.some((p) => p.length > 0)) throw new Error('RowList.concat: 0 rows announced, more given');
-      return RowList.EMPTY;
-    }
     const chunks: TreeRow[][] = [];
-    let chunk: TreeRow[] = new Array<TreeRow>(Math.min(SIZE, total));
-    let at = 0;
-    let left = total;
+    for (let at = 0; at < total; at += SIZE) chunks.push(new Array<TreeRow>(Math.min(SIZE, total - at)));
+    let k = 0;
     for (const p of parts) {
-      for (let i = 0; i < p.length; i++) {
-        chunk[at++] = p[i]!;
-        if (at === chunk.length) {
-          chunks.push(chunk);
-          left -= at;
-          at = 0;
-          if (left > 0) chunk = new Array<TreeRow>(Math.min(SIZE, left));
-        }
-      }
+      for (let i = 0; i < p.length; i++, k++) if (k < total) chunks[k >> SHIFT]![k & MASK] = p[i]!;
     }
-    if (at !== 0 || left !== 0) throw new Error(`RowList.concat: ${total} rows announced, ${total - left + at} given`);
-    return new RowList(chunks, total);
+    if (k !== total) throw new Error(`RowList.concat: ${total} rows announced, ${k} given`);
+    return total === 0 ? RowList.EMPTY : new RowList(chunks, total);
   }
 
   static of(rows: readonly TreeRow[]): RowList {
@@ -102,7 +89,6 @@ export class RowList implements RowSeq {
     const base = this.chunks;
     const length = this.length;
     let chunks: (readonly TreeRow[])[] | null = null;
-    let copied: Uint8Array | null = null;
     let finished = false;
     return {
       set: (index, row) => {
@@ -111,11 +97,8 @@ export class RowList implements RowSeq {
         const c = index >> SHIFT;
         if ((chunks ?? base)[c]![index & MASK] === row) return;
         chunks ??= base.slice();
-        copied ??= new Uint8Array(base.length);
-        if (copied[c] === 0) {
-          chunks[c] = chunks[c]!.slice();
-          copied[c] = 1;
-        }
+        // A chunk still the base's is copied before its first write.
+        if (chunks[c] === base[c]) chunks[c] = base[c]!.slice();
         (chunks[c] as TreeRow[])[index & MASK] = row;
       },
       done: () => {
