@@ -102,6 +102,47 @@ const inkWithoutTopLevelAwait = {
 };
 
 /**
+ * Ink's text libraries (string-width, and wrap-ansi's older copy of it; slice-ansi; ansi-tokenize)
+ * each build an `Intl.Segmenter` when they load. The process's first one loads ICU's break rules:
+ * ~21 ms here, on the main thread while a start reads the home. The dashboard draws its frames
+ * itself (src/views/terminal-frame.ts) and Ink measures no text then, so those segmenters went
+ * unused. Each is built at its first use instead: a module-level `const x = new Intl.Segmenter(…);`
+ * whose every other mention in the file is `x.segment(` becomes an object whose `segment` builds
+ * it once. Any other shape is left as it is.
+ */
+const EAGER_SEGMENTER = /^const (\w+) = new Intl\.Segmenter\(([^;\n]*)\);$/gm;
+
+/** `source` with its segmenters built when first used; the rest untouched. */
+async function withLazySegmenters(source) {
+  if (!source.includes('new Intl.Segmenter(')) return source;
+  // Mentions are counted in the code without its comments (a comment may name the segmenter).
+  const { code } = await esbuild.transform(source, { loader: 'js', minifyWhitespace: true, legalComments: 'none' });
+  return source.replace(EAGER_SEGMENTER, (eager, name, args) => {
+    const mentions = code.match(new RegExp(`(?<![\\w$.])${name}(?![\\w$])(\\.segment\\()?`, 'g')) ?? [];
+    // The declaration itself, then only calls of segment().
+    if (mentions.length < 2 || mentions.slice(1).some((m) => !m.endsWith('.segment('))) return eager;
+    return `let ${name}Built; const ${name} = { segment: (text) => (${name}Built ??= new Intl.Segmenter(${args})).segment(text) };`;
+  });
+}
+
+/** A library's source as bundled. */
+async function librarySource(file) {
+  return await withLazySegmenters(await readFile(file, 'utf8'));
+}
+
+const lazySegmenters = {
+  name: 'lazy-segmenters',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.(c|m)?js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const lazy = await withLazySegmenters(source);
+      // Unchanged: esbuild reads the file as it would without this plugin.
+      return lazy === source ? undefined : { contents: lazy, loader: 'js', resolveDir: path.dirname(args.path) };
+    });
+  },
+};
+
+/**
  * In the script bundle, the libraries' local names are minified (per file: what they export keeps
  * its name), loop-dash's own code is not (its names stay readable in a stack trace). The script
  * and V8's code cache of it are read at every start: ~0.3 MB less of them to read. Not zod: the
@@ -113,7 +154,7 @@ const minifiedLibraries = {
   setup(build) {
     build.onLoad({ filter: /[\\/]node_modules[\\/].*\.(c|m)?js$/ }, async (args) => {
       if (/[\\/]node_modules[\\/]zod[\\/]/.test(args.path)) return undefined;
-      const { code } = await esbuild.transform(await readFile(args.path, 'utf8'), { loader: 'js', minifyIdentifiers: true, sourcefile: args.path });
+      const { code } = await esbuild.transform(await librarySource(args.path), { loader: 'js', minifyIdentifiers: true, sourcefile: args.path });
       return { contents: code, loader: 'js', resolveDir: path.dirname(args.path) };
     });
   },
@@ -133,7 +174,7 @@ const common = {
   target: 'node20',
   // CommonJS dependencies (react, …) call require() for Node built-ins.
   banner: { js: "import { createRequire as __ldCreateRequire } from 'node:module'; const require = __ldCreateRequire(import.meta.url);" },
-  plugins: [stubDevtools, yogaWithoutFetch, zodEnglishOnly],
+  plugins: [stubDevtools, yogaWithoutFetch, zodEnglishOnly, lazySegmenters],
   define: { 'process.env.NODE_ENV': '"production"' },
   legalComments: 'none',
   // Whitespace and syntax only: names stay readable in a stack trace.

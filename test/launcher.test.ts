@@ -14,6 +14,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { runsFromBundle } from '../src/app/launcher.js';
 import { checkpointPath, checkpointText } from './support/fault-home.js';
+import { startTmux, tmuxAvailable } from './support/tmux.js';
 import { assistantEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -227,6 +228,52 @@ test('a start from the script bundle loads no ES module (Node loads its ES modul
       [],
       `ES module internals loaded: ${loaded.join(', ')}`,
     );
+  } finally {
+    s.done();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+  }
+});
+
+test("a dashboard run from the script bundle builds no Intl.Segmenter: Ink's text libraries build theirs at first use (the first costs ~21 ms of ICU data)", async () => {
+  assert.ok(tmuxAvailable());
+  const s = scratch();
+  const home = oneRootHome();
+  try {
+    // Preloaded: counts the segmenters built, written at exit.
+    const probe = path.join(s.dir, 'segmenter-probe.cjs');
+    const out = path.join(s.dir, 'segmenters.json');
+    writeFileSync(
+      probe,
+      `const S = Intl.Segmenter; let n = 0; Intl.Segmenter = class extends S { constructor(...a) { n++; super(...a); } };\n` +
+        `process.on('exit', () => require('node:fs').writeFileSync(process.env.SEGMENTER_PROBE_OUT, String(n)));\n`,
+    );
+    // An object, not the number: waitFor waits for a truthy value, and 0 is the one expected.
+    const count = () => (existsSync(out) ? { built: Number(readFileSync(out, 'utf8')) } : null);
+    // The probe sees a segmenter when one is built.
+    const control = spawnSync(process.execPath, ['-r', probe, '-e', 'new Intl.Segmenter().segment("a")'], { env: { ...process.env, SEGMENTER_PROBE_OUT: out }, timeout: 30_000 });
+    assert.equal(control.status, 0, String(control.stderr));
+    assert.deepEqual(count(), { built: 1 }, 'the probe counts a segmenter built');
+    rmSync(out);
+    const marks = s.marks('segmenters');
+    const tty = startTmux(`${process.execPath} -r ${probe} ${BIN} --home ${home}`, {
+      columns: 120,
+      rows: 30,
+      env: { CI: '0', TERM: 'xterm-256color', LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks, SEGMENTER_PROBE_OUT: out, XDG_STATE_HOME: path.join(s.dir, 'state') },
+    });
+    try {
+      await tty.waitForText(/\br1\b/, 'the root listed');
+      // The incidents view draws other text; still no segmenter.
+      tty.keys('i');
+      await tty.waitForText(/Incidents \(0\)/, 'the incidents view');
+      tty.keys('Escape');
+      await waitFor(() => (/Incidents \(/.test(tty.screen().join('\n')) ? null : true), 'the incidents view closed', 10_000, 20);
+      tty.keys('q');
+      await waitFor(count, () => `the dashboard quit and the probe wrote its count (exit status ${tty.exitStatus()}, screen:\n${tty.screen().join('\n')})`, 10_000, 20);
+    } finally {
+      tty.kill();
+    }
+    assert.ok(codeState(marks) !== null, 'it ran from the script bundle');
+    assert.deepEqual(count(), { built: 0 }, 'segmenters built in the run');
   } finally {
     s.done();
     rmSync(path.dirname(home), { recursive: true, force: true });
