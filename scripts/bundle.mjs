@@ -102,40 +102,49 @@ const inkWithoutTopLevelAwait = {
 };
 
 /**
- * Ink's text libraries (string-width, and wrap-ansi's older copy of it; slice-ansi; ansi-tokenize)
- * each build an `Intl.Segmenter` when they load. The process's first one loads ICU's break rules:
- * ~21 ms here, on the main thread while a start reads the home. The dashboard draws its frames
- * itself (src/views/terminal-frame.ts) and Ink measures no text then, so those segmenters went
- * unused. Each is built at its first use instead: a module-level `const x = new Intl.Segmenter(…);`
- * whose every other mention in the file is `x.segment(` becomes an object whose `segment` builds
- * it once. Any other shape is left as it is.
+ * Ink's text libraries build costly things when they load that the dashboard never uses: it draws
+ * its frames itself (src/views/terminal-frame.ts), and Ink measures no text then. Each
+ * `Intl.Segmenter` (string-width and wrap-ansi's older copy of it, slice-ansi, ansi-tokenize): the
+ * process's first loads ICU's break rules, ~21 ms here; and string-width's `/^\p{RGI_Emoji}$/v`
+ * (a set of some 3 600 emoji sequences), ~15 ms to build as esbuild writes it for Node 20
+ * (`new RegExp(…, "v")`). All on the main thread while a start reads the home. Each is built at
+ * its first use instead: a module-level `const x = <that>;` whose every other mention in the file
+ * is a call of the one method used (`x.segment(`, `x.test(`) becomes an object whose method
+ * builds it once. Any other shape is left as it is.
  */
-const EAGER_SEGMENTER = /^const (\w+) = new Intl\.Segmenter\(([^;\n]*)\);$/gm;
+const LAZY_BUILDS = [
+  { eager: /^const (\w+) = (new Intl\.Segmenter\([^;\n]*\));$/gm, method: 'segment' },
+  { eager: /^const (\w+) = (\/[^\n]*\\p\{RGI_Emoji\}[^\n]*\/[a-z]*);$/gm, method: 'test' },
+];
 
-/** `source` with its segmenters built when first used; the rest untouched. */
-async function withLazySegmenters(source) {
-  if (!source.includes('new Intl.Segmenter(')) return source;
-  // Mentions are counted in the code without its comments (a comment may name the segmenter).
+/** `source` with those values built when first used; the rest untouched. */
+async function withLazyBuilds(source) {
+  if (!source.includes('new Intl.Segmenter(') && !source.includes('\\p{RGI_Emoji}')) return source;
+  // Mentions are counted in the code without its comments (a comment may name the value).
   const { code } = await esbuild.transform(source, { loader: 'js', minifyWhitespace: true, legalComments: 'none' });
-  return source.replace(EAGER_SEGMENTER, (eager, name, args) => {
-    const mentions = code.match(new RegExp(`(?<![\\w$.])${name}(?![\\w$])(\\.segment\\()?`, 'g')) ?? [];
-    // The declaration itself, then only calls of segment().
-    if (mentions.length < 2 || mentions.slice(1).some((m) => !m.endsWith('.segment('))) return eager;
-    return `let ${name}Built; const ${name} = { segment: (text) => (${name}Built ??= new Intl.Segmenter(${args})).segment(text) };`;
-  });
+  let out = source;
+  for (const { eager, method } of LAZY_BUILDS) {
+    out = out.replace(eager, (declaration, name, value) => {
+      const mentions = code.match(new RegExp(`(?<![\\w$.])${name}(?![\\w$])(\\.${method}\\()?`, 'g')) ?? [];
+      // The declaration itself, then only calls of the method.
+      if (mentions.length < 2 || mentions.slice(1).some((m) => !m.endsWith(`.${method}(`))) return declaration;
+      return `let ${name}Built; const ${name} = { ${method}: (arg) => (${name}Built ??= ${value}).${method}(arg) };`;
+    });
+  }
+  return out;
 }
 
 /** A library's source as bundled. */
 async function librarySource(file) {
-  return await withLazySegmenters(await readFile(file, 'utf8'));
+  return await withLazyBuilds(await readFile(file, 'utf8'));
 }
 
-const lazySegmenters = {
-  name: 'lazy-segmenters',
+const lazyBuilds = {
+  name: 'lazy-builds',
   setup(build) {
     build.onLoad({ filter: /[\\/]node_modules[\\/].*\.(c|m)?js$/ }, async (args) => {
       const source = await readFile(args.path, 'utf8');
-      const lazy = await withLazySegmenters(source);
+      const lazy = await withLazyBuilds(source);
       // Unchanged: esbuild reads the file as it would without this plugin.
       return lazy === source ? undefined : { contents: lazy, loader: 'js', resolveDir: path.dirname(args.path) };
     });
@@ -174,7 +183,7 @@ const common = {
   target: 'node20',
   // CommonJS dependencies (react, …) call require() for Node built-ins.
   banner: { js: "import { createRequire as __ldCreateRequire } from 'node:module'; const require = __ldCreateRequire(import.meta.url);" },
-  plugins: [stubDevtools, yogaWithoutFetch, zodEnglishOnly, lazySegmenters],
+  plugins: [stubDevtools, yogaWithoutFetch, zodEnglishOnly, lazyBuilds],
   define: { 'process.env.NODE_ENV': '"production"' },
   legalComments: 'none',
   // Whitespace and syntax only: names stay readable in a stack trace.
