@@ -106,7 +106,7 @@ const inkWithoutTopLevelAwait = {
  * its frames itself (src/views/terminal-frame.ts), and Ink measures no text then. Each
  * `Intl.Segmenter` (string-width and wrap-ansi's older copy of it, slice-ansi, ansi-tokenize): the
  * process's first loads ICU's break rules, ~21 ms here; and string-width's `/^\p{RGI_Emoji}$/v`
- * (a set of some 3 600 emoji sequences), ~15 ms to build as esbuild writes it for Node 20
+ * (every RGI emoji sequence), ~15 ms to build as esbuild writes it for Node 20
  * (`new RegExp(…, "v")`). All on the main thread while a start reads the home. Each is built at
  * its first use instead: a module-level `const x = <that>;` whose every other mention in the file
  * is a call of the one method used (`x.segment(`, `x.test(`) becomes an object whose method
