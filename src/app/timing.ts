@@ -90,7 +90,7 @@ function fileTiming(file: string): Timing {
   });
   // Observed from `ready` on: the benchmark counts collections in its CPU windows, after the start.
   // During a start they cost a write each (~100 on the big bench home's warm start: ~6 ms of it).
-  let observing = false;
+  let afterReady = false;
   // With LOOP_DASH_TIMING_MEM=<ms>: a mark with the process's memory (RSS, V8 heap, external and
   // array buffers) every that many ms, to tell heap growth from buffers and native memory.
   const memMs = Number(process.env.LOOP_DASH_TIMING_MEM ?? 0);
@@ -113,13 +113,13 @@ function fileTiming(file: string): Timing {
       for (const e of events) {
         if (e.type !== 'session-file') continue;
         files++;
-        if (observing) sessions.push([e.facts.file, e.facts.size]);
+        if (afterReady) sessions.push([e.facts.file, e.facts.size]);
       }
-      put({ ev: 'model', v: version, n: events.length, s: sessions, ...(observing ? {} : { files }) });
+      put({ ev: 'model', v: version, n: events.length, s: sessions, ...(afterReady ? {} : { files }) });
     },
     ready(version) {
-      if (!observing) collections.observe({ entryTypes: ['gc'] });
-      observing = true;
+      if (!afterReady) collections.observe({ entryTypes: ['gc'] });
+      afterReady = true;
       // `zod`: values the fast accept path left to zod so far (0 on a home of valid files).
       put({ ev: 'ready', v: version, zod: fastAcceptMisses() });
     },
