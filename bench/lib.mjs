@@ -273,6 +273,19 @@ export function startSleeper(homes = []) {
   return spawn(process.execPath, [path.join(repo, 'scripts', 'liveness-listener.mjs'), ...listen], { stdio: 'ignore' });
 }
 
+/**
+ * The V8 flags the bin execs node with (its second line: `':' //; exec node <flags> "$0" "$@"`),
+ * for whatever runs node as the dashboard does: the warm floor (bench/floor.mjs; under V8's
+ * defaults until 12-05 15:40, its garbage collection cost the big home ~50 ms more than the
+ * dashboard's start would) and the profiled starts (bench/profile-start.mjs).
+ */
+export function binNodeFlags() {
+  const second = fs.readFileSync(path.join(repo, 'bin', 'loop-dash.js'), 'utf8').split('\n')[1] ?? '';
+  const flags = /exec node (.*) "\$0"/.exec(second)?.[1];
+  if (flags === undefined) throw new Error(`bin/loop-dash.js: no "exec node <flags>" on its second line: ${second}`);
+  return flags.split(/\s+/).filter(Boolean);
+}
+
 export function hasScript() {
   return spawnSync('script', ['--version']).status === 0;
 }

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { cacheRoot, ensureHome, refreshLiveCheckpoints, SHAPES } from './gen-home.mjs';
 import {
+  binNodeFlags,
   clearHomeCaches,
   firstMark,
   frameAt,
@@ -95,18 +96,6 @@ function clearAppCache() {
 
 /** Where the dashboard keeps a home's session cache (from the build, set in main). */
 let sessionCacheFile;
-
-/**
- * The V8 flags the bin execs node with (its second line: `':' //; exec node <flags> "$0" "$@"`).
- * The warm floor runs under them as the dashboard does: without them (until 12-05 15:40) the big
- * home's warm floor spent ~50 ms more in garbage collection than the dashboard's start would.
- */
-function binNodeFlags() {
-  const second = fs.readFileSync(path.join(repo, 'bin', 'loop-dash.js'), 'utf8').split('\n')[1] ?? '';
-  const flags = /exec node (.*) "\$0"/.exec(second)?.[1];
-  if (flags === undefined) throw new Error(`bin/loop-dash.js: no "exec node <flags>" on its second line: ${second}`);
-  return flags.split(/\s+/).filter(Boolean);
-}
 
 /** The plain floor (a fresh node listing and stat-ing every file), or with a cache the warm floor, under the bin's flags. */
 function floorOnce(home, cacheFile = null) {
