@@ -133,9 +133,9 @@ const clamp = (n: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, n
 
 /** The selected session (null when nothing is shown). */
 export function selectedSession(state: ViewState, roots: readonly SessionView[]): SessionView | null {
-  const rows = visibleRows(state, roots);
+  const rows = visibleRowList(state, roots);
   const i = cursorRowIndex(state.cursor, state.cursorIndex, rows);
-  return i >= 0 ? rows[i]!.view : null;
+  return i >= 0 ? rows.at(i)!.view : null;
 }
 
 export function viewReducer(state: ViewState, event: ViewEvent): ViewState {
@@ -247,9 +247,9 @@ function onMainKey(state: ViewState, action: NonNullable<KeyPress['action']>, ct
       return moveCursor(state, ctx, delta);
     }
     case 'collapse': {
-      const rows = visibleRows(state, ctx.roots);
+      const rows = visibleRowList(state, ctx.roots);
       const i = cursorRowIndex(state.cursor, state.cursorIndex, rows);
-      const row = rows[i];
+      const row = i >= 0 ? rows.at(i) : undefined;
       if (!row) return state;
       if (row.depth === 1 && row.parent) return moveCursor({ ...state, cursor: row.parent }, ctx, 0);
       if (row.laneCount === 0 || row.collapsed) return state;
@@ -258,8 +258,9 @@ function onMainKey(state: ViewState, action: NonNullable<KeyPress['action']>, ct
       return moveCursor({ ...state, collapsed, cursor: row.id }, ctx, 0);
     }
     case 'expand': {
-      const rows = visibleRows(state, ctx.roots);
-      const row = rows[cursorRowIndex(state.cursor, state.cursorIndex, rows)];
+      const rows = visibleRowList(state, ctx.roots);
+      const i = cursorRowIndex(state.cursor, state.cursorIndex, rows);
+      const row = i >= 0 ? rows.at(i) : undefined;
       if (!row || !row.collapsed) return state;
       const collapsed = new Set(state.collapsed);
       collapsed.delete(row.id);
@@ -301,18 +302,18 @@ function onMainKey(state: ViewState, action: NonNullable<KeyPress['action']>, ct
 
 /** Fix the cursor to the session it shows now (so a later reorder keeps it). */
 function pin(state: ViewState, ctx: KeyContext): ViewState {
-  const rows = visibleRows(state, ctx.roots);
+  const rows = visibleRowList(state, ctx.roots);
   const i = cursorRowIndex(state.cursor, state.cursorIndex, rows);
-  return i >= 0 ? { ...state, cursor: rows[i]!.id, cursorIndex: i } : state;
+  return i >= 0 ? { ...state, cursor: rows.at(i)!.id, cursorIndex: i } : state;
 }
 
 /** Move the cursor by `delta` rows (0 = just re-anchor it) and keep it in the table window. */
 function moveCursor(state: ViewState, ctx: KeyContext, delta: number): ViewState {
-  const rows = visibleRows(state, ctx.roots);
+  const rows = visibleRowList(state, ctx.roots);
   if (rows.length === 0) return { ...state, cursorIndex: 0, tableTop: 0 };
   const from = cursorRowIndex(state.cursor, state.cursorIndex, rows);
   const to = clamp(delta === Infinity ? rows.length - 1 : delta === -Infinity ? 0 : from + delta, 0, rows.length - 1);
-  const id = rows[to]!.id;
+  const id = rows.at(to)!.id;
   return {
     ...state,
     cursor: id,
