@@ -22,9 +22,20 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'loop-dash.js');
 const SCRIPT = path.join(ROOT, 'dist', 'src', 'cli', 'main.script.cjs');
 
-function scratch(): { dir: string; cacheDir: string; marks: (n: string) => string; done(): void } {
+/** A scratch directory (the code cache's, marks) and a home of one root; `done` removes both. */
+function scratch(): { dir: string; cacheDir: string; home: string; marks: (n: string) => string; done(): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-launcher-'));
-  return { dir, cacheDir: path.join(dir, 'cache'), marks: (n) => path.join(dir, `${n}.jsonl`), done: () => rmSync(dir, { recursive: true, force: true }) };
+  const home = oneRootHome();
+  return {
+    dir,
+    cacheDir: path.join(dir, 'cache'),
+    home,
+    marks: (n) => path.join(dir, `${n}.jsonl`),
+    done: () => {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(path.dirname(home), { recursive: true, force: true });
+    },
+  };
 }
 
 /** A home of one root session with a valid checkpoint (every value answered by the fast path). */
@@ -90,7 +101,7 @@ test('the script bundle is built, and runs from it are told apart from the compi
 
 test('the code cache: written by a start that had none, used by the next, ignored when it names another build or is damaged', async () => {
   const s = scratch();
-  const home = oneRootHome();
+  const { home } = s;
   try {
     const cacheFile = path.join(s.cacheDir, 'code', 'main.script.v8');
     const env = (marks: string): NodeJS.ProcessEnv => ({ LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks });
@@ -139,7 +150,6 @@ test('the code cache: written by a start that had none, used by the next, ignore
     assert.equal(codeState(s.marks('after')), 'used');
   } finally {
     s.done();
-    rmSync(path.dirname(home), { recursive: true, force: true });
   }
 });
 
@@ -152,7 +162,7 @@ test('run as a command, the bin execs node with its own flags (line 2), and each
   const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   for (const name of ['start', 'demo']) assert.ok(scripts[name]?.includes(`node ${flags.join(' ')} bin/loop-dash.js`), `npm ${name}: ${scripts[name]}`);
   const s = scratch();
-  const home = oneRootHome();
+  const { home } = s;
   try {
     // NODE_OPTIONS empty: the flags are the command line's alone (set below, another set).
     const env = (marks: string): NodeJS.ProcessEnv => ({ LOOP_DASH_CACHE_DIR: s.cacheDir, LOOP_DASH_TIMING: marks, NODE_OPTIONS: '' });
@@ -192,13 +202,12 @@ test('run as a command, the bin execs node with its own flags (line 2), and each
     assert.ok(existsSync(plain), 'the cache of no flags is not one of them');
   } finally {
     s.done();
-    rmSync(path.dirname(home), { recursive: true, force: true });
   }
 });
 
 test('a start from the script bundle loads no ES module (Node loads its ES module loader only for an import)', async () => {
   const s = scratch();
-  const home = oneRootHome();
+  const { home } = s;
   try {
     // Preloaded into the start: at SIGTERM it writes the ES module internals Node loaded.
     const probe = path.join(s.dir, 'esm-probe.cjs');
@@ -230,14 +239,13 @@ test('a start from the script bundle loads no ES module (Node loads its ES modul
     );
   } finally {
     s.done();
-    rmSync(path.dirname(home), { recursive: true, force: true });
   }
 });
 
 test("a dashboard run from the script bundle builds no Intl.Segmenter and no RGI_Emoji regex: Ink's text libraries build them at first use (~21 and ~15 ms at every start before)", async () => {
   assert.ok(tmuxAvailable());
   const s = scratch();
-  const home = oneRootHome();
+  const { home } = s;
   try {
     // Preloaded: counts the segmenters and the RGI_Emoji regexes built (a proxy, so instanceof
     // RegExp still holds for every other regex), written at exit.
@@ -281,6 +289,5 @@ test("a dashboard run from the script bundle builds no Intl.Segmenter and no RGI
     assert.deepEqual(count(), { segmenters: 0, rgiEmoji: 0 }, 'built in the run');
   } finally {
     s.done();
-    rmSync(path.dirname(home), { recursive: true, force: true });
   }
 });

@@ -110,6 +110,11 @@ function stateLogEvents(all: ReadonlyMap<number, SessionSpec>): ReaderEvent[] {
   return out;
 }
 
+/** The model of a home holding every session of `all` (files, checkpoints, lane statuses, state logs). */
+function modelOf(all: ReadonlyMap<number, SessionSpec>): ModelState {
+  return reduceEvents(initialModelState(), [...eventsFor(all, all.keys()), ...stateLogEvents(all)]);
+}
+
 /** A step: time passes (whole, fractional or none), or sessions are rewritten, added or removed. */
 const stepArb = fc.oneof(
   fc.record({ dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 40_000 }), fc.double({ min: 0.001, max: 2_000, noNaN: true })) }),
@@ -124,7 +129,7 @@ test('property: with or without the row cache the snapshot is the same, at every
   fc.assert(
     fc.property(fc.array(sessionArb, { minLength: 1, maxLength: 8 }), fc.array(stepArb, { minLength: 1, maxLength: 25 }), (specs, steps) => {
       const all = new Map(specs.map((s, i) => [i, s] as const));
-      let state = reduceEvents(initialModelState(), [...eventsFor(all, all.keys()), ...stateLogEvents(all)]);
+      let state = modelOf(all);
       const cache = createSnapshotCache();
       let now = NOW;
       const same = (what: string) => assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }), what);
@@ -233,7 +238,7 @@ test('property: the tree rows, the header counts and the next wake-up kept from 
       fc.integer({ min: 1_000, max: 3 * 3_600_000 }),
       (specs, steps, sort, filter, folded, back) => {
         const all = new Map(specs.map((s, i) => [i, s] as const));
-        let state = reduceEvents(initialModelState(), [...eventsFor(all, all.keys()), ...stateLogEvents(all)]);
+        let state = modelOf(all);
         const cache = createSnapshotCache();
         // One set for the whole run, as the dashboard's view keeps it between frames: each frame's
         // rows are patched from the last frame's (the memo is keyed by the set's identity).
@@ -322,7 +327,7 @@ test('property: the row lists a dashboard takes, each patched from the last fram
             all.set(i + 8 * k, { ...quiet, laneOf: s.laneOf === null ? null : s.laneOf + 8 * k });
           }
         }
-        let state = reduceEvents(initialModelState(), [...eventsFor(all, all.keys()), ...stateLogEvents(all)]);
+        let state = modelOf(all);
         const cache = createSnapshotCache();
         const collapsed: ReadonlySet<string> = new Set();
         const view = { ...initialViewState(), sort, filter, collapsed };
