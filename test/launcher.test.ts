@@ -99,7 +99,7 @@ test('the script bundle is built, and runs from it are told apart from the compi
   assert.equal(runsFromBundle('file:///x/dist/src/readers/read-pool.js'), false);
 });
 
-test('the code cache: written by a start that had none, used by the next, ignored when it names another build or is damaged', async () => {
+test('the code cache: written by a start that had none, used by the next and after a build of the same code, ignored when it names another build or is damaged', async () => {
   const s = scratch();
   const { home } = s;
   try {
@@ -115,6 +115,17 @@ test('the code cache: written by a start that had none, used by the next, ignore
 
     assert.equal(version(env(s.marks('second'))), expected);
     assert.equal(codeState(s.marks('second')), 'used');
+
+    // The same build written again (every `npm start`, `npm run demo` and `npm test` builds first):
+    // a new mtime, the same text — the cache still serves.
+    const built = statSync(SCRIPT);
+    try {
+      utimesSync(SCRIPT, built.atime, new Date(built.mtimeMs + 2_000));
+      assert.equal(version(env(s.marks('rebuilt'))), expected);
+      assert.equal(codeState(s.marks('rebuilt')), 'used');
+    } finally {
+      utimesSync(SCRIPT, built.atime, built.mtime);
+    }
 
     assert.equal(version({ ...env(s.marks('off')), LOOP_DASH_NO_CODE_CACHE: '1' }), expected);
     assert.equal(codeState(s.marks('off')), 'off');
