@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -300,5 +300,51 @@ test("a dashboard run from the script bundle builds no Intl.Segmenter and no RGI
     assert.deepEqual(count(), { segmenters: 0, rgiEmoji: 0 }, 'built in the run');
   } finally {
     s.done();
+  }
+});
+
+test('a build leaves the bundles as they are only when nothing they are made of is newer (scripts/bundle-freshness.mjs)', async () => {
+  type Freshness = { bundleUpToDate(o: { root: string; outputs: string[]; script: string }): boolean };
+  const { bundleUpToDate } = (await import(new URL('../../scripts/bundle-freshness.mjs', import.meta.url).href)) as Freshness;
+  const root = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-freshness-'));
+  try {
+    const at = (rel: string, seconds: number, text = 'x') => {
+      const file = path.join(root, rel);
+      mkdirSync(path.dirname(file), { recursive: true });
+      if (!existsSync(file)) writeFileSync(file, text);
+      utimesSync(file, seconds, seconds);
+      return file;
+    };
+    const T = 1_700_000_000;
+    const script = at('scripts/bundle.mjs', T);
+    at('package.json', T);
+    at('node_modules/.package-lock.json', T);
+    at('dist/src/cli/main.js', T);
+    at('dist/src/model/clocks.js', T);
+    const outputs = [at('dist/src/cli/main.script.cjs', T + 10), at('dist/src/cli/main.bundle.mjs', T + 10)];
+    const fresh = () => bundleUpToDate({ root, outputs, script });
+    assert.equal(fresh(), true, 'every output newer than every input');
+    // A source map or an output of its own newer than the outputs: not an input.
+    at('dist/src/model/clocks.js.map', T + 20);
+    at('dist/src/cli/read-worker.bundle.mjs', T + 20);
+    assert.equal(fresh(), true);
+    // A compiled module deep in dist/src rewritten by tsc.
+    at('dist/src/model/clocks.js', T + 20);
+    assert.equal(fresh(), false, 'a compiled source newer');
+    at('dist/src/model/clocks.js', T);
+    assert.equal(fresh(), true);
+    for (const input of ['node_modules/.package-lock.json', 'package.json', 'scripts/bundle.mjs']) {
+      at(input, T + 20);
+      assert.equal(fresh(), false, `${input} newer`);
+      at(input, T);
+    }
+    // As old as an output is not older: bundled again.
+    at('dist/src/cli/main.js', T + 10);
+    assert.equal(fresh(), false, 'an input as new as an output');
+    at('dist/src/cli/main.js', T);
+    rmSync(outputs[0]!);
+    assert.equal(fresh(), false, 'an output missing');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });

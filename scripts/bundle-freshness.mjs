@@ -1,0 +1,36 @@
+// When scripts/bundle.mjs may leave the bundles of an earlier run as they are (test/build.test.ts).
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Whether every bundle in `outputs` is newer than everything the bundles are made of: the compiled
+ * sources (`<root>/dist/src`'s .js files, which `tsc -b` leaves alone when nothing changed), the
+ * bundling script (`script`), package.json and the installed packages (npm rewrites
+ * node_modules/.package-lock.json at every install). A missing output: false.
+ */
+export function bundleUpToDate({ root, outputs, script }) {
+  const mtime = (file) => statSync(file).mtimeMs;
+  let oldestOutput = Infinity;
+  try {
+    for (const f of outputs) oldestOutput = Math.min(oldestOutput, mtime(f));
+  } catch {
+    return false;
+  }
+  let newestInput = -Infinity;
+  for (const f of [script, path.join(root, 'package.json'), path.join(root, 'node_modules', '.package-lock.json')]) {
+    try {
+      newestInput = Math.max(newestInput, mtime(f));
+    } catch {
+      /* not there (packages installed otherwise than by npm): the others decide */
+    }
+  }
+  const walk = (dir) => {
+    for (const d of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, d.name);
+      if (d.isDirectory()) walk(full);
+      else if (d.name.endsWith('.js')) newestInput = Math.max(newestInput, mtime(full));
+    }
+  };
+  walk(path.join(root, 'dist', 'src'));
+  return newestInput < oldestOutput;
+}
