@@ -1,4 +1,4 @@
-// When scripts/bundle.mjs may leave the bundles of an earlier run as they are (test/build.test.ts).
+// When scripts/bundle.mjs may leave the bundles of an earlier run as they are (tested in test/launcher.test.ts).
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
