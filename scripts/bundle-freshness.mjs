@@ -1,4 +1,4 @@
-// When scripts/bundle.mjs may leave the bundles of an earlier run as they are (tested in test/launcher.test.ts).
+// When `npm run build` may skip work: the bundler (scripts/bundle.mjs) and the compile (scripts/compile.mjs). Tested in test/launcher.test.ts.
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
@@ -33,4 +33,19 @@ export function bundleUpToDate({ root, outputs, script }) {
   };
   walk(path.join(root, 'dist', 'src'));
   return newestInput < oldestOutput;
+}
+
+/**
+ * Whether `tsc -b` must compile from scratch: the installed packages (node_modules/.package-lock.json,
+ * rewritten by npm at every install) are newer than its state (`<root>/dist/.tsbuildinfo`). `tsc -b`
+ * decides it is up to date from the project's own files only, so a dependency's new types would
+ * otherwise not be checked until a source changed. No state yet, or no such file: false (a first
+ * build compiles everything anyway).
+ */
+export function compileAfresh({ root }) {
+  try {
+    return statSync(path.join(root, 'node_modules', '.package-lock.json')).mtimeMs > statSync(path.join(root, 'dist', '.tsbuildinfo')).mtimeMs;
+  } catch {
+    return false;
+  }
 }

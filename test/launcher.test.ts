@@ -303,9 +303,9 @@ test("a dashboard run from the script bundle builds no Intl.Segmenter and no RGI
   }
 });
 
-test('a build leaves the bundles as they are only when nothing they are made of is newer (scripts/bundle-freshness.mjs)', async () => {
-  type Freshness = { bundleUpToDate(o: { root: string; outputs: string[]; script: string }): boolean };
-  const { bundleUpToDate } = (await import(new URL('../../scripts/bundle-freshness.mjs', import.meta.url).href)) as Freshness;
+test('a build leaves the bundles as they are only when nothing they are made of is newer, and compiles afresh after an install (scripts/bundle-freshness.mjs)', async () => {
+  type Freshness = { bundleUpToDate(o: { root: string; outputs: string[]; script: string }): boolean; compileAfresh(o: { root: string }): boolean };
+  const { bundleUpToDate, compileAfresh } = (await import(new URL('../../scripts/bundle-freshness.mjs', import.meta.url).href)) as Freshness;
   const root = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-freshness-'));
   try {
     const at = (rel: string, seconds: number, text = 'x') => {
@@ -344,6 +344,13 @@ test('a build leaves the bundles as they are only when nothing they are made of 
     at('dist/src/cli/main.js', T);
     rmSync(outputs[0]!);
     assert.equal(fresh(), false, 'an output missing');
+
+    // The compile: from scratch only when the installed packages are newer than tsc's state.
+    assert.equal(compileAfresh({ root }), false, 'no state yet: a first build compiles everything anyway');
+    at('dist/.tsbuildinfo', T + 10);
+    assert.equal(compileAfresh({ root }), false, 'packages older than the state');
+    at('node_modules/.package-lock.json', T + 20);
+    assert.equal(compileAfresh({ root }), true, 'packages installed since the last compile');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
