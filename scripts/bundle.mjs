@@ -9,7 +9,7 @@ import { readdirSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleUpToDate } from './bundle-freshness.mjs';
+import { bundleUpToDate } from './build-freshness.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const entry = path.join(root, 'dist', 'src', 'cli', 'main.js');
@@ -182,7 +182,7 @@ try {
 }
 
 // `npm start`, `npm run demo` and `npm test` build first; with nothing changed since the last
-// bundle (scripts/bundle-freshness.mjs) the bundles stay as they are, ~3 s sooner — a bundle of
+// bundle (scripts/build-freshness.mjs) the bundles stay as they are, ~3 s sooner — a bundle of
 // the same code would have the same bytes anyway. `--force` bundles regardless.
 if (!process.argv.includes('--force') && bundleUpToDate({ root, script: fileURLToPath(import.meta.url), outputs: [outfile, workerOutfile, scriptOutfile, cacheDirOutfile, yogaOutfile, readWorkerOutfile] })) {
   console.log('bundle: up to date (the compiled sources, this script and node_modules unchanged since the last bundle)');

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // `npm run build`'s first step: `tsc -b` (incremental, its state in dist/.tsbuildinfo), with
-// `--force` when the installed packages changed since the last compile (scripts/bundle-freshness.mjs).
+// `--force` when the installed packages changed since the last compile (scripts/build-freshness.mjs).
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileAfresh } from './bundle-freshness.mjs';
+import { compileAfresh } from './build-freshness.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

@@ -303,9 +303,9 @@ test("a dashboard run from the script bundle builds no Intl.Segmenter and no RGI
   }
 });
 
-test('a build leaves the bundles as they are only when nothing they are made of is newer, and compiles afresh after an install (scripts/bundle-freshness.mjs)', async () => {
+test('a build leaves the bundles as they are only when nothing they are made of is newer, and compiles afresh after an install (scripts/build-freshness.mjs)', async () => {
   type Freshness = { bundleUpToDate(o: { root: string; outputs: string[]; script: string }): boolean; compileAfresh(o: { root: string }): boolean };
-  const { bundleUpToDate, compileAfresh } = (await import(new URL('../../scripts/bundle-freshness.mjs', import.meta.url).href)) as Freshness;
+  const { bundleUpToDate, compileAfresh } = (await import(new URL('../../scripts/build-freshness.mjs', import.meta.url).href)) as Freshness;
   const root = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-freshness-'));
   try {
     const at = (rel: string, seconds: number, text = 'x') => {
