@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureHome, refreshLiveCheckpoints } from './gen-home.mjs';
-import { clearHomeCaches, firstMark, median, repo, sleep, startFrames, startSleeper, waitFor } from './lib.mjs';
+import { clearHomeCaches, firstMark, mainThreadCpuMs, median, processCpuMs, repo, sleep, startFrames, startSleeper, waitFor } from './lib.mjs';
 
 const argv = process.argv.slice(2);
 const base = argv.find((a) => !a.startsWith('--'));
@@ -46,8 +46,13 @@ async function startOnce(lib, tree, home, cold) {
   try {
     await app.waitOutput(/loop-dash/, 30_000);
     const populated = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.p), 'populated frame', 120_000, 5);
+    // CPU to populated (as bench/run.mjs): less moved by the host's load than the wall times, so a
+    // change of 10–20 ms shows where the wall times' swings hide it.
+    const pid = app.pid();
+    const cpuMain = mainThreadCpuMs(pid);
+    const cpu = processCpuMs(pid);
     const { list, withCheckpoints } = startFrames(app.marks());
-    return { list: list ? list.t - app.t0 : NaN, checkpoints: withCheckpoints ? withCheckpoints.t - app.t0 : NaN, populated: populated.t - app.t0 };
+    return { list: list ? list.t - app.t0 : NaN, checkpoints: withCheckpoints ? withCheckpoints.t - app.t0 : NaN, populated: populated.t - app.t0, cpuMain, cpu };
   } finally {
     await app.quit();
     await sleep(200);
@@ -87,11 +92,12 @@ async function main() {
       console.log(`\nab-start — ${ROUNDS} rounds, this tree against ${base} (${rev}); medians, ms`);
       console.log(`${'figure'.padEnd(34)}${'base'.padStart(8)}${'this'.padStart(8)}${'paired Δ'.padStart(10)}`);
       for (const start of ['cold', 'warm']) {
-        for (const figure of ['list', 'checkpoints', 'populated']) {
+        for (const figure of ['list', 'checkpoints', 'populated', 'cpuMain', 'cpu']) {
           const b = runs.base.map((r) => r[start][figure]);
           const t = runs.this.map((r) => r[start][figure]);
           const d = t.map((v, i) => v - b[i]);
-          console.log(`${`${start} ${figure}`.padEnd(34)}${median(b).toFixed(0).padStart(8)}${median(t).toFixed(0).padStart(8)}${median(d).toFixed(0).padStart(10)}`);
+          const name = { cpuMain: 'CPU to populated, main thread', cpu: 'CPU to populated, process' }[figure] ?? figure;
+          console.log(`${`${start} ${name}`.padEnd(34)}${median(b).toFixed(0).padStart(8)}${median(t).toFixed(0).padStart(8)}${median(d).toFixed(0).padStart(10)}`);
         }
       }
     } finally {
