@@ -44,7 +44,7 @@ if (!cacheFile) {
   const file = CacheFile.open(cacheFile);
   if (!file?.readMagic()) throw new Error(`${cacheFile}: not a session cache`);
   file.next(); // the header
-  while (!file.atEnd) for (const [k, v] of file.next()) entries.set(k, v);
+  while (!file.atEnd) file.nextEntries((k, v) => entries.set(k, v));
   file.close();
   if (entries.size === 0) throw new Error(`${cacheFile}: no entries`);
   // Keyed as the dashboard keys them: the path inside the home (a directory's ends in a separator).

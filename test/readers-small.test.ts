@@ -4,6 +4,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { readCheckpointFile, isCheckpointFileName } from '../src/readers/checkpoint-file.js';
 import { readJsonFile, readJsonFileSync, type JsonFileResult } from '../src/readers/json-file.js';
 import fc from 'fast-check';
@@ -693,7 +694,7 @@ test('the session cache: saved and loaded slice by slice (2 002 entries, 6 slice
   const reader = CacheFile.open(file)!;
   assert.ok(reader.readMagic());
   reader.next(); // the header
-  while (!reader.atEnd) for (const [k] of reader.next() as [string, unknown][]) written.push(k);
+  while (!reader.atEnd) reader.nextEntries((k) => written.push(k));
   reader.close();
   assert.equal(written.length, 2_002);
   assert.ok(written.includes(path.join('sessions', '--r0--', 's0.jsonl')), 'a file under the home: its path inside it');
@@ -724,6 +725,43 @@ test('the session cache: saved and loaded slice by slice (2 002 entries, 6 slice
   const bad = await SessionCache.open(dir, home, 'writer-1');
   await bad.loadRest();
   assert.equal(bad.size, 0);
+});
+
+test('the session cache: a slice is one flat array, key and entry alternating; a slice of another shape (an array per entry, a key that is not a string) is not taken, nor any part of it', async () => {
+  const dir = tmpHome();
+  const home = path.join(tmpHome(), 'home');
+  const cache = await SessionCache.open<{ n: number }>(dir, home, 'w');
+  cache.set(path.join(home, 'a.json'), { n: 1 });
+  await cache.save();
+  const file = sessionCacheFile(dir, home);
+  // This build's own magic and header, then slices made by hand.
+  const saved = fs.readFileSync(file);
+  const headerEnd = 4 + 4 + saved.readUInt32LE(4);
+  const withSlices = (...slices: unknown[]) => {
+    const parts = [saved.subarray(0, headerEnd)];
+    for (const slice of slices) {
+      const bytes = v8.serialize(slice);
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(bytes.length);
+      parts.push(length, bytes);
+    }
+    fs.writeFileSync(file, Buffer.concat(parts));
+  };
+  const load = async () => {
+    const c = await SessionCache.open<{ n: number }>(dir, home, 'w');
+    await c.loadRest();
+    return c;
+  };
+  withSlices(['a.json', { n: 2 }, 'b.json', { n: 3 }]);
+  const flat = await load();
+  assert.equal(flat.size, 2, 'the flat slice, made by hand, is read');
+  assert.deepEqual(flat.get(path.join(home, 'b.json')), { n: 3 });
+  withSlices([['a.json', { n: 2 }], ['b.json', { n: 3 }]]);
+  assert.equal((await load()).size, 0, 'an array per entry (the format before 10)');
+  withSlices(['a.json', { n: 2 }, 7, { n: 3 }]);
+  assert.equal((await load()).size, 0, 'a key that is not a string, after a good entry: none of the slice');
+  withSlices(['a.json', { n: 2 }, 'b.json']);
+  assert.equal((await load()).size, 0, 'an odd length');
 });
 
 test('the session cache: its first save removes the temp files writers killed mid-write left (their pid gone, a minute old; any pid after a day), not a live or fresh one, not anything else', async () => {

@@ -13,7 +13,10 @@
  * Stored with the V8 serializer (deserialising is ~2.5× faster than JSON.parse for thousands of
  * small records), in slices of a few hundred entries, so writing it never holds the event loop
  * for long: [magic][u32 length, V8 header][u32 length, V8 slice]… Slices are written and read one
- * at a time, so the whole cache is never in one buffer. The entries the reader marks as its
+ * at a time, so the whole cache is never in one buffer. A slice is one flat array, key and entry
+ * alternating (`[k0, e0, k1, e1, …]`): an array per entry cost a warm start of a big home ~8 700
+ * arrays more to deserialise and a destructuring iteration each (~40 ms; see
+ * docs/PERFORMANCE.md, "The cache's slices flat"). The entries the reader marks as its
  * front (the checkpoints, and the listings of sessions/) are written first, in slices of their
  * own: a start loads them alone (~1 MB of the big home's ~8 MB), draws what they say, and loads
  * the rest after.
@@ -27,7 +30,7 @@ import { resolvedPrefix } from './rel-path.js';
 import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
-export const SESSION_CACHE_FORMAT = 9;
+export const SESSION_CACHE_FORMAT = 10;
 
 export { defaultCacheDir } from './cache-dir.js';
 
@@ -103,7 +106,7 @@ export class SessionCache<T> {
       if (header.format !== SESSION_CACHE_FORMAT || header.writer !== writer || header.node !== process.version || header.home !== cache.home) return cache;
       if (typeof header.front !== 'number') return cache;
       const entries = new Map<string, T>();
-      for (let i = 0; i < header.front && !file.atEnd; i++) for (const [k, v] of file.next() as [string, T][]) entries.set(k, v);
+      for (let i = 0; i < header.front && !file.atEnd; i++) file.nextEntries<T>((k, v) => entries.set(k, v));
       cache.entries = entries;
       keep = !file.atEnd;
       if (keep) cache.rest = file;
@@ -125,7 +128,9 @@ export class SessionCache<T> {
     if (!file) return;
     try {
       while (!file.atEnd) {
-        for (const [k, v] of file.next() as [string, T][]) if (!this.entries.has(k)) this.entries.set(k, v);
+        file.nextEntries<T>((k, v) => {
+          if (!this.entries.has(k)) this.entries.set(k, v);
+        });
         if (!file.atEnd) await between();
       }
     } catch {
@@ -238,7 +243,9 @@ export class SessionCache<T> {
       // The front in slices of its own, then the rest.
       for (const part of [head, tail]) {
         for (let i = 0; i < part.length; i += SLICE_ENTRIES) {
-          await put(part.slice(i, i + SLICE_ENTRIES).map(([k, e]) => [k, this.compact(e)]));
+          const slice: unknown[] = [];
+          for (const [k, e] of part.slice(i, i + SLICE_ENTRIES)) slice.push(k, this.compact(e));
+          await put(slice);
           await nextTurn();
         }
       }
@@ -362,6 +369,18 @@ export class CacheFile {
   next(): unknown {
     const length = this.readExactly(4).readUInt32LE(0);
     return v8.deserialize(this.readExactly(length));
+  }
+
+  /**
+   * The next slice of entries, each given to `each` in order: a flat array, key and entry
+   * alternating (see the file's layout above). Throws on anything else, as on a file cut short.
+   */
+  nextEntries<T>(each: (key: string, entry: T) => void): void {
+    const slice = this.next();
+    if (!Array.isArray(slice) || slice.length % 2 !== 0) throw new Error('not a slice of entries');
+    // Checked whole before any entry is given: a slice is taken entire or not at all.
+    for (let i = 0; i < slice.length; i += 2) if (typeof slice[i] !== 'string') throw new Error('not a slice of entries');
+    for (let i = 0; i < slice.length; i += 2) each(slice[i] as string, slice[i + 1] as T);
   }
 
   /** Closes the file once (its number may belong to another file after that). */
