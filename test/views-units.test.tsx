@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { Key } from 'ink';
 import { buildSnapshot, createSnapshotCache, retimeBase, type SessionView } from '../src/model/snapshot.js';
 import { activityBuckets, recordActivity, sameObservations, sparkline, squeeze, type ActivityLog, type ActivityObservation } from '../src/views/activity.js';
@@ -11,7 +12,7 @@ import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
 import { treeRows, type TreeRow } from '../src/views/session-rows.js';
 import { layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached } from '../src/views/table-layout.js';
 import { ageText, countdownKey } from '../src/views/cells.js';
-import { displayWidth, fit, sanitize, truncate, wrapWords } from '../src/views/text.js';
+import { displayWidth, fit, sanitize, takeWidth, truncate, wrapWords } from '../src/views/text.js';
 import { drawAxis } from '../src/views/timeline.js';
 import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
 import { checkpoint, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, requesting } from './views-fixtures.js';
@@ -108,6 +109,36 @@ test('sanitize strips escapes, controls and bidi overrides; widths count wide ch
   const clipped = clipLine([{ text: 'abc' }, { text: 'defgh', color: 'red' }], 6);
   assert.equal(lineText(clipped), 'abcde…');
   assert.equal(clipped[1]!.color, 'red');
+});
+
+test('displayWidth and takeWidth go by code point as a for-of over the string does (astral characters, lone surrogates, combining marks, wide characters; property)', () => {
+  // The reference: the string's own iterator, one code point at a time, each measured alone.
+  const byIterator = (text: string) => {
+    let w = 0;
+    for (const ch of text) w += displayWidth(ch);
+    return w;
+  };
+  const takeByIterator = (text: string, width: number) => {
+    let out = '';
+    let w = 0;
+    for (const ch of text) {
+      if (w + displayWidth(ch) > width) break;
+      out += ch;
+      w += displayWidth(ch);
+    }
+    return out;
+  };
+  const pieces = ['a', 'Z', ' ', 'é', 'e\u0301', '日', 'テ', '😀', '👍🏽', '\u{1F1FA}\u{1F1F8}', '\ud800', '\udc00', '\u200b', '—', '›', '…'];
+  const text = fc.array(fc.constantFrom(...pieces), { maxLength: 30 }).map((p) => p.join(''));
+  fc.assert(
+    fc.property(text, fc.integer({ min: 0, max: 40 }), (t, width) => {
+      assert.equal(displayWidth(t), byIterator(t));
+      assert.equal(takeWidth(t, width), takeByIterator(t, width));
+    }),
+    { numRuns: 2000 },
+  );
+  assert.equal(displayWidth('😀x'), 3, 'an astral wide character counts two cells, once');
+  assert.equal(takeWidth('ab😀c', 3), 'ab', 'a wide astral character that does not fit is left out whole');
 });
 
 test('windowLines says how many lines are hidden', () => {

@@ -268,27 +268,33 @@ export function limitsFromSettings(settings: Record<string, unknown> | null): { 
  * A checkpoint value that is not a usable number falls back to the home's, field by field.
  */
 export function effectiveLimits(home: HomeLimits, checkpointLimits: CheckpointLimits | null): EffectiveLimits {
-  const pick = (
-    key: 'inactivityMs' | 'absoluteMs' | 'episodeMs' | 'episodeMaxAttempts',
-    valid: (v: unknown) => boolean,
-  ): [number, LimitSource] => {
-    const own = checkpointLimits?.[key];
-    if (valid(own)) return [own as number, 'checkpoint'];
-    return [home[key], home.sources[key]];
-  };
-  const positive = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v > 0;
-  const attempts = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v > 0;
-  const [inactivityMs, si] = pick('inactivityMs', positive);
-  const [absoluteMs, sa] = pick('absoluteMs', positive);
-  const [episodeMs, se] = pick('episodeMs', positive);
-  const [episodeMaxAttempts, sm] = pick('episodeMaxAttempts', attempts);
+  // Run for every session at each snapshot, interpreted for most of a start: no closures or
+  // tuple destructuring (an array pattern runs the iterator protocol).
+  const c = checkpointLimits ?? null;
+  const ownInactivity = c !== null && isPositive(c.inactivityMs);
+  const ownAbsolute = c !== null && isPositive(c.absoluteMs);
+  const ownEpisode = c !== null && isPositive(c.episodeMs);
+  const ownAttempts = c !== null && isPositiveInteger(c.episodeMaxAttempts);
   return {
-    inactivityMs,
-    absoluteMs,
-    episodeMs,
-    episodeMaxAttempts,
-    source: { inactivityMs: si, absoluteMs: sa, episodeMs: se, episodeMaxAttempts: sm },
+    inactivityMs: ownInactivity ? (c.inactivityMs as number) : home.inactivityMs,
+    absoluteMs: ownAbsolute ? (c.absoluteMs as number) : home.absoluteMs,
+    episodeMs: ownEpisode ? (c.episodeMs as number) : home.episodeMs,
+    episodeMaxAttempts: ownAttempts ? (c.episodeMaxAttempts as number) : home.episodeMaxAttempts,
+    source: {
+      inactivityMs: ownInactivity ? 'checkpoint' : home.sources.inactivityMs,
+      absoluteMs: ownAbsolute ? 'checkpoint' : home.sources.absoluteMs,
+      episodeMs: ownEpisode ? 'checkpoint' : home.sources.episodeMs,
+      episodeMaxAttempts: ownAttempts ? 'checkpoint' : home.sources.episodeMaxAttempts,
+    },
   };
+}
+
+function isPositive(v: unknown): boolean {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0;
+}
+
+function isPositiveInteger(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0;
 }
 
 /**

@@ -86,7 +86,9 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
   };
   let watchMode = state.watchMode;
 
-  for (const event of events) {
+  // Indexed: a start reduces ~10 000 events of the big home, interpreted (docs/PERFORMANCE.md, "Indexed loops").
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!;
     switch (event.type) {
       case 'session-file':
         draft('sessionFiles').set(event.facts.file, event.facts);

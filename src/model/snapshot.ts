@@ -307,13 +307,15 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   if (state.incidents !== before.incidents) {
     const was = incidentIndex(before.incidents).bySession;
     const is = incidentIndex(state.incidents).bySession;
-    for (const session of joined.parts.keys()) if ((was.get(session) ?? 0) !== (is.get(session) ?? 0)) partOf(session);
+    joined.parts.forEach((_, session) => {
+      if ((was.get(session) ?? 0) !== (is.get(session) ?? 0)) partOf(session);
+    });
   }
   if (state.probes !== before.probes) {
-    for (const [session, p] of joined.parts) {
+    joined.parts.forEach((p, session) => {
       const pid = (changed.get(session) ?? p).checkpoint?.checkpoint.pid;
       if (pid && state.probes.get(pid) !== before.probes.get(pid)) partOf(session);
-    }
+    });
   }
   // Rows whose state can have moved since they were built are built again too (none can while
   // `now` is inside the last snapshot's window: its edge is at most every row's own).
@@ -330,12 +332,12 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     else touched.add(root);
   };
   if (now >= last.stableUntil) {
-    for (const [key, m] of cache.rows) {
+    cache.rows.forEach((m, key) => {
       if (now >= m.stableUntil || now < m.builtAt) {
         stale.add(m.view.session);
         touch(key);
       }
-    }
+    });
   }
   for (const [session, p] of changed) touch(`${p.home}\0${session}`);
 
@@ -537,7 +539,9 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
     const { parts, duplicated } = joinParts(state);
     // Roots by file, for attaching lanes.
     const rootIdByFile = new Map<string, string>();
-    for (const p of parts.values()) if (p.facts && p.facts.role === 'root') rootIdByFile.set(p.facts.file, p.session);
+    parts.forEach((p) => {
+      if (p.facts && p.facts.role === 'root') rootIdByFile.set(p.facts.file, p.session);
+    });
     joined = { sessionFiles: state.sessionFiles, checkpoints: state.checkpoints, parts, rootIdByFile, duplicated };
     if (cache) cache.parts = joined;
   }
@@ -550,21 +554,28 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
   const views = new Map<string, SessionView>();
   const generation = cache ? ++cache.generation : 0;
   let stableUntil = Infinity;
-  for (const p of parts.values()) {
+  // The loops over every session go by forEach and index, not by iterators: a start builds this
+  // for 1 213 sessions of the big home several times, interpreted (docs/PERFORMANCE.md, "Indexed loops").
+  parts.forEach((p) => {
     const inputs = rowInputs(p, state, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById, opts.host);
     const row = cache ? memoSessionView(cache, p, inputs, now, opts, generation) : sessionView(p, inputs, now, opts);
     views.set(p.session, row.view);
     if (row.stableUntil < stableUntil) stableUntil = row.stableUntil;
+  });
+  if (cache && generation % 64 === 0) {
+    const rows = cache.rows;
+    rows.forEach((m, k) => {
+      if (m.generation !== generation) rows.delete(k);
+    });
   }
-  if (cache && generation % 64 === 0) for (const [k, m] of cache.rows) if (m.generation !== generation) cache.rows.delete(k);
 
   // Attach lanes to roots: by the lane's root file, else the checkpoint's parentSession (id or path).
   const roots: SessionView[] = [];
   const orphans: SessionView[] = [];
-  for (const view of views.values()) {
+  views.forEach((view) => {
     if (view.role === 'root') {
       roots.push(view);
-      continue;
+      return;
     }
     const p = parts.get(view.session)!;
     const parentKey = p.facts?.rootFile ?? p.checkpoint?.checkpoint.parentSession ?? null;
@@ -574,20 +585,22 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
       view.parent = parent.session;
       parent.lanes.push(view);
     } else orphans.push(view);
-  }
+  });
   // A lane whose root we cannot see is still shown, as its own row.
   roots.push(...orphans);
 
-  for (const root of roots) {
-    attachStateLog(root, state);
-    sortViews(root.lanes);
+  for (let i = 0; i < roots.length; i++) {
+    attachStateLog(roots[i]!, state);
+    sortViews(roots[i]!.lanes);
   }
   sortViews(roots);
 
   const incidents = incidentsSorted;
   const warnings = warningList(state.warnings, homeLimits);
 
-  const homes = [...new Set([...state.settings.keys(), ...[...parts.values()].map((p) => p.home)])].sort();
+  const homeSet = new Set(state.settings.keys());
+  parts.forEach((p) => homeSet.add(p.home));
+  const homes = [...homeSet].sort();
   return { snapshot: { now, homes, roots, incidents, warnings, progress: progressOf(state), watchMode: state.watchMode, homeLimits }, stableUntil };
 }
 
@@ -607,19 +620,21 @@ function progressOf(state: ModelState): Snapshot['progress'] {
 function joinParts(state: ModelState): { parts: Map<string, SessionParts>; duplicated: Set<string> } {
   const parts = new Map<string, SessionParts>();
   const duplicated = new Set<string>();
-  for (const facts of state.sessionFiles.values()) {
+  // By forEach: the model's maps may be shared ones, whose iterators are generators (slow when
+  // run interpreted, as for most of a start: docs/PERFORMANCE.md, "Indexed loops").
+  state.sessionFiles.forEach((facts) => {
     const p = parts.get(facts.sessionId) ?? { session: facts.sessionId, home: facts.home, facts: null, checkpoint: null };
     if (p.facts) duplicated.add(facts.sessionId);
     // Two files claiming one id (a copy): keep the newest.
     if (!p.facts || facts.mtimeMs > p.facts.mtimeMs) p.facts = facts;
     parts.set(facts.sessionId, p);
-  }
-  for (const record of state.checkpoints.values()) {
+  });
+  state.checkpoints.forEach((record) => {
     const p = parts.get(record.session) ?? { session: record.session, home: record.home, facts: null, checkpoint: null };
     if (p.checkpoint) duplicated.add(record.session);
     if (!p.checkpoint || record.checkpoint.updatedAt > p.checkpoint.checkpoint.updatedAt) p.checkpoint = record;
     parts.set(record.session, p);
-  }
+  });
   return { parts, duplicated };
 }
 
@@ -873,13 +888,15 @@ function attachStateLog(root: SessionView, state: ModelState, lanes: readonly Se
   let dispatchByRun = dispatchIndexes.get(events);
   if (!dispatchByRun) {
     dispatchByRun = new Map<string, StateLogEvent>();
-    for (const ev of events) {
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
       const run = typeof ev.raw.run === 'string' ? ev.raw.run : null;
       if (ev.ev === 'dispatch' && run) dispatchByRun.set(run, ev);
     }
     dispatchIndexes.set(events, dispatchByRun);
   }
-  for (const lane of lanes) {
+  for (let i = 0; i < lanes.length; i++) {
+    const lane = lanes[i]!;
     const d = lane.runId ? dispatchByRun.get(lane.runId) : undefined;
     if (!d) continue;
     lane.lane = str(d.raw.lane);
@@ -899,10 +916,12 @@ function incidentIndex(incidents: ReadonlyMap<string, IncidentRecord>): { bySess
   let index = incidentIndexes.get(incidents);
   if (!index) {
     const bySession = new Map<string, number>();
-    for (const inc of incidents.values()) {
+    const sorted: IncidentRecord[] = [];
+    incidents.forEach((inc) => {
       if (inc.session) bySession.set(inc.session, (bySession.get(inc.session) ?? 0) + 1);
-    }
-    const sorted = [...incidents.values()].sort((a, b) => (b.at ?? 0) - (a.at ?? 0) || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+      sorted.push(inc);
+    });
+    sorted.sort((a, b) => (b.at ?? 0) - (a.at ?? 0) || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
     index = { bySession, sorted };
     incidentIndexes.set(incidents, index);
   }
@@ -917,7 +936,8 @@ function laneStatusIndex(statuses: ReadonlyMap<string, LaneRunStatus>): Map<stri
   let index = laneStatusIndexes.get(statuses);
   if (!index) {
     index = new Map();
-    for (const ls of statuses.values()) index.set(ls.runId, ls);
+    const byRun = index;
+    statuses.forEach((ls) => byRun.set(ls.runId, ls));
     laneStatusIndexes.set(statuses, index);
   }
   return index;
@@ -928,7 +948,8 @@ function receiptIndex(receipts: ReadonlyMap<string, WatcherReceipt>): Map<string
   let index = receiptIndexes.get(receipts);
   if (!index) {
     index = new Map();
-    for (const r of receipts.values()) index.set(`${r.session}\0${r.id}`, r);
+    const byId = index;
+    receipts.forEach((r) => byId.set(`${r.session}\0${r.id}`, r));
     receiptIndexes.set(receipts, index);
   }
   return index;
@@ -940,7 +961,8 @@ function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { n
   let fromFiles = warningLists.get(byFile);
   if (!fromFiles) {
     fromFiles = [];
-    for (const list of byFile.values()) fromFiles.push(...list);
+    const all = fromFiles;
+    byFile.forEach((list) => all.push(...list));
     warningLists.set(byFile, fromFiles);
   }
   const warnings = fromFiles.slice();
@@ -975,23 +997,28 @@ export function firstRemaining(v: SessionView): number {
 
 /** The first limit to fire, the next retry or the next resume, whichever comes first; null when nothing is due. */
 function firstDue(v: SessionView): Deadline | null {
+  // Run per row at each snapshot, interpreted for most of a start: no array of candidates and
+  // no for-of (docs/PERFORMANCE.md, "Indexed loops").
   const c = v.clocks;
   let first: Deadline | null = null;
-  for (const d of [
-    c.firstToFire === 'inactivity' ? c.inactivity : null,
-    c.firstToFire === 'absolute' ? c.absolute : null,
-    c.firstToFire === 'episode' ? c.episode : null,
-    c.nextRetry,
-    c.nextResume,
-  ]) {
-    if (d && Number.isFinite(d.at) && Number.isFinite(d.remainingMs) && (first === null || d.at < first.at)) first = d;
-  }
-  return first;
+  if (c.firstToFire === 'inactivity') first = earlierDue(first, c.inactivity);
+  else if (c.firstToFire === 'absolute') first = earlierDue(first, c.absolute);
+  else if (c.firstToFire === 'episode') first = earlierDue(first, c.episode);
+  first = earlierDue(first, c.nextRetry);
+  return earlierDue(first, c.nextResume);
+}
+
+/** `d` when it is due (finite) and before `first`, else `first`. */
+function earlierDue(first: Deadline | null, d: Deadline | null): Deadline | null {
+  return d && Number.isFinite(d.at) && Number.isFinite(d.remainingMs) && (first === null || d.at < first.at) ? d : first;
 }
 
 function maxOf(...xs: (number | null | undefined)[]): number | null {
   let best: number | null = null;
-  for (const x of xs) if (typeof x === 'number' && Number.isFinite(x) && (best === null || x > best)) best = x;
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i];
+    if (typeof x === 'number' && Number.isFinite(x) && (best === null || x > best)) best = x;
+  }
   return best;
 }
 

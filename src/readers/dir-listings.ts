@@ -158,14 +158,30 @@ export class DirListings {
    * lists was walked (is a node).
    */
   trees(): [string, CachedTree | null][] {
+    // One pass over the walked directories, kept per root in walk order (a copy of the map and a
+    // destructuring per directory and root cost ~1.5 MB of iterator results at a warm start of
+    // the big home, run interpreted: docs/PERFORMANCE.md, "Indexed loops").
+    const dirsOf: string[][] = this.roots.map(() => []);
+    const walkedOf: WalkedDir[][] = this.roots.map(() => []);
+    this.walked.forEach((w, dir) => {
+      for (let i = 0; i < this.roots.length; i++) {
+        if (dir !== this.roots[i] && !dir.startsWith(this.keys[i]!)) continue;
+        dirsOf[i]!.push(dir);
+        walkedOf[i]!.push(w);
+      }
+    });
     const out: [string, CachedTree | null][] = [];
-    for (const [i, root] of this.roots.entries()) {
+    for (let i = 0; i < this.roots.length; i++) {
+      const root = this.roots[i]!;
       const key = this.keys[i]!;
-      const walked = [...this.walked].filter(([dir]) => dir === root || dir.startsWith(key));
-      if (walked.length > 0 && walked.every(([, w]) => w.known)) continue;
+      const dirs = dirsOf[i]!;
+      const walked = walkedOf[i]!;
+      if (walked.length > 0 && walked.every((w) => w.known)) continue;
       const index = new Map<string, number>();
       const nodes: TreeNode[] = [];
-      for (const [dir, w] of walked) {
+      for (let j = 0; j < dirs.length; j++) {
+        const dir = dirs[j]!;
+        const w = walked[j]!;
         const parent = dir === root ? -1 : index.get(path.dirname(dir));
         if (parent === undefined) continue;
         index.set(dir, nodes.length);
@@ -201,8 +217,11 @@ function recordedDirsOf(root: string, entry: unknown): Map<string, RecordedDir> 
   if (!isTree(entry)) return out;
   const paths: string[] = [];
   const recorded: (RecordedDir | null)[] = [];
-  for (const node of entry.nodes) {
-    const [parent, name] = node;
+  const nodes = entry.nodes;
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i]!;
+    const parent = node[0];
+    const name = node[1];
     // Written in walk order, a parent first: anything else is not a tree this reader wrote.
     if (parent >= paths.length || (parent < 0 && paths.length > 0)) break;
     const dir = parent < 0 ? root : paths[parent] + path.sep + name;

@@ -387,12 +387,13 @@ export class HomeReader {
     }
     const sessions = listed.files.filter((f) => f.kind === 'session').sort((a, b) => b.mtimeMs - a.mtimeMs);
     const prime = (list: readonly FoundFile[]) => {
-      for (const f of list) {
+      for (let i = 0; i < list.length; i++) {
+        const f = list[i]!;
         const reader = this.sessionReader(f.file);
         if (reader) this.push({ type: 'session-file', facts: reader.prime(f.size, f.mtimeMs) });
       }
     };
-    for (const f of sessions) this.known.set(f.file, { kind: 'session', size: -1, mtimeMs: -1, ino: f.ino });
+    for (let i = 0; i < sessions.length; i++) this.known.set(sessions[i]!.file, { kind: 'session', size: -1, mtimeMs: -1, ino: sessions[i]!.ino });
     prime(sessions);
     this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
     this.opts.onStage('listed');
@@ -418,7 +419,8 @@ export class HomeReader {
     if ((this.cache?.size ?? 0) > 0 || beforeList()) {
       live = await more(LIVE_ROOTS);
       const all = checkpointsOf(live);
-      for (const f of all) {
+      for (let i = 0; i < all.length; i++) {
+        const f = all[i]!;
         if (!this.cacheHit(f.file, 'checkpoint', f) && !beforeList()) continue;
         await this.readOne(f.file, 'checkpoint', f);
         drawn.add(f.file);
@@ -492,7 +494,7 @@ export class HomeReader {
     await this.breathe();
     this.pushWalkProblems(walk.problems);
     const horizon = this.opts.now() - ACTIVE_MS;
-    for (const f of walk.files) if (f.mtimeMs >= horizon) this.markRecent(f.file, f.mtimeMs);
+    for (let i = 0; i < walk.files.length; i++) if (walk.files[i]!.mtimeMs >= horizon) this.markRecent(walk.files[i]!.file, walk.files[i]!.mtimeMs);
     // The cache's entries of files gone since it was written are dropped at its first save, off
     // the start's path (a set of every file of the home: ~18 ms of a warm start of the big home).
     this.prunePending = true;
@@ -534,7 +536,8 @@ export class HomeReader {
 
     let read = 0;
     const readSessions = async (list: readonly FoundFile[], skip: (f: FoundFile) => boolean = () => false) => {
-      for (const f of list) {
+      for (let i = 0; i < list.length; i++) {
+        const f = list[i]!;
         if (this.stopped) return;
         if (skip(f)) continue;
         await this.readOne(f.file, 'session', f);
@@ -585,7 +588,8 @@ export class HomeReader {
       this.cacheStore(f.file, kind, f, r);
       answered.set(f.file, r);
     });
-    for (const { kind, f } of small) {
+    for (let i = 0; i < small.length; i++) {
+      const { kind, f } = small[i]!;
       if (this.stopped) return;
       const r = answered.get(f.file);
       if (r) this.applySmall(f.file, kind, r, f);
@@ -777,11 +781,13 @@ export class HomeReader {
       if (this.prunePending) {
         this.prunePending = false;
         // What the reader knows now: the walk's files and those found since (gone ones were dropped as seen).
-        cache.retain([
-          ...this.known.keys(),
-          ...[...this.incidentDirs].flatMap(([dir, seen]) => (seen ? [dir + path.sep] : [])),
-          ...this.listings.keys,
-        ]);
+        const keep: string[] = [];
+        this.known.forEach((_, file) => keep.push(file));
+        this.incidentDirs.forEach((seen, dir) => {
+          if (seen) keep.push(dir + path.sep);
+        });
+        keep.push(...this.listings.keys);
+        cache.retain(keep);
       }
       await cache.save();
     })().finally(() => {
@@ -938,7 +944,8 @@ export class HomeReader {
     const backend = this.backend;
     if (!backend) return;
     const want = new Set<string>();
-    for (const d of dirs) {
+    for (let i = 0; i < dirs.length; i++) {
+      const d = dirs[i]!;
       want.add(d.dir);
       backend.addDir(d.dir, d.ino);
       if (this.backend !== backend) return; // it failed and was replaced; the new one has them all

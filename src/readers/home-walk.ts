@@ -32,7 +32,7 @@ export function classifyPath(home: string, file: string): ArtifactKind | null {
   const parts = rel.split(path.sep);
   const name = parts[parts.length - 1] ?? '';
   if (isTempName(name)) return null;
-  const [top] = parts;
+  const top = parts[0];
   if (top === 'sessions' && name.endsWith('.jsonl') && parts.length >= 3) return 'session';
   if (top === 'incidents' && name.endsWith('.json') && parts.length >= 2) return 'incident';
   if (rel === 'settings.json' || rel === 'models.json') return 'settings';
@@ -164,6 +164,8 @@ async function walkRoots(
   dirs: { dir: string; ino: number }[],
   problems: { file: string; message: string }[],
 ): Promise<void> {
+  // The loops over names are indexed: a start runs interpreted (src/app/tiering.ts), where a
+  // for-of's iterator protocol costs ~10× an indexed loop (docs/PERFORMANCE.md, "Indexed loops").
   // Synchronous listing and stats cost a few µs each, the asynchronous ones several times more
   // (a round through the thread pool); time slices keep the event loop free.
   // The time is checked every file, but the walk awaits only when a slice is over: an `await` per
@@ -185,8 +187,9 @@ async function walkRoots(
     const cached = own?.isDirectory() && listings.known ? listings.known(dir, own) : null;
     if (cached) {
       // Unchanged since it was listed: the same names, without reading the directory again.
-      for (const name of cached.files) {
-        const full = dir + sep + name;
+      const names = cached.files;
+      for (let i = 0; i < names.length; i++) {
+        const full = dir + sep + names[i]!;
         const kind = classifyPath(home, full);
         if (!kind) continue;
         fulls.push(full);
@@ -205,7 +208,8 @@ async function walkRoots(
     const names: string[] = [];
     const subdirs: string[] = [];
     let linked = false;
-    for (const e of entries) {
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
       // `dir` is normalised and an entry name is one plain segment: joining is concatenation.
       const full = dir + sep + e.name;
       if (e.isDirectory()) {
@@ -255,7 +259,8 @@ async function walkRoots(
       } else if (!target) problems.push({ file: full, message: 'broken or looping symlink' });
     }
     if (slices.due()) await slices.pause();
-    if (depth < 12) for (const sub of found.subdirs) await walkDir(dir + sep + sub, depth + 1);
+    const subdirs = found.subdirs;
+    if (depth < 12) for (let i = 0; i < subdirs.length; i++) await walkDir(dir + sep + subdirs[i]!, depth + 1);
   };
   for (const r of roots) await walkDir(path.join(home, r), 0);
 }

@@ -70,7 +70,10 @@ function rootCounts(root: SessionView): RootCounts {
   let c = countsMemo.get(key);
   if (c === undefined) {
     c = { lanes: root.lanes.length, live: 0, lost: 0 };
-    for (const v of [root, ...root.lanes]) {
+    // The root, then its lanes; indexed (run for every root at a start's frames, interpreted:
+    // docs/PERFORMANCE.md, "Indexed loops").
+    for (let i = -1; i < root.lanes.length; i++) {
+      const v = i < 0 ? root : root.lanes[i]!;
       if (LIVE.has(v.state)) c.live++;
       if (v.state === 'lost') c.lost++;
     }

@@ -65,7 +65,10 @@ function stillRowChangeAt(v: SessionView, now: number): number {
     at = Math.min(at, ageChangeAt(v.lastActivityAt, now));
   }
   // `waiting` lasts until the first timer ahead of now fires.
-  for (const t of v.timers) if (t.at !== null && t.at > now) at = Math.min(at, t.at);
+  for (let i = 0; i < v.timers.length; i++) {
+    const t = v.timers[i]!;
+    if (t.at !== null && t.at > now) at = Math.min(at, t.at);
+  }
   if (v.deadline !== null && v.deadline > now) at = Math.min(at, v.deadline);
   return at;
 }

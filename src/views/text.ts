@@ -90,23 +90,30 @@ const ASCII = /^[\u0020-\u007e]*$/;
 /** Width in terminal cells of already sanitised text. */
 export function displayWidth(text: string): number {
   if (ASCII.test(text)) return text.length;
+  // By code point, as a for-of over the string would go, without its iterator (run for every
+  // row's cells at a frame, interpreted for most of a start: docs/PERFORMANCE.md, "Indexed loops").
   let w = 0;
-  for (const ch of text) w += charWidth(ch.codePointAt(0)!);
+  for (let i = 0; i < text.length; ) {
+    const cp = text.codePointAt(i)!;
+    w += charWidth(cp);
+    i += cp > 0xffff ? 2 : 1;
+  }
   return w;
 }
 
 /** The longest prefix of `text` that fits in `width` cells (no marker). */
 export function takeWidth(text: string, width: number): string {
   if (ASCII.test(text)) return text.length <= width ? text : text.slice(0, Math.max(0, width));
-  let out = '';
   let w = 0;
-  for (const ch of text) {
-    const cw = charWidth(ch.codePointAt(0)!);
+  let end = 0;
+  while (end < text.length) {
+    const cp = text.codePointAt(end)!;
+    const cw = charWidth(cp);
     if (w + cw > width) break;
-    out += ch;
     w += cw;
+    end += cp > 0xffff ? 2 : 1;
   }
-  return out;
+  return text.slice(0, end);
 }
 
 /** Cut to at most `width` cells, ending in `…` when something was cut. */
