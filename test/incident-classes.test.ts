@@ -11,7 +11,7 @@ import {
   KNOWN_INCIDENT_CLASSES,
   normaliseLimit,
 } from '../src/readers/incident-classes.js';
-import { readIncidentFile } from '../src/readers/incident-file.js';
+import { readIncidentFields, readIncidentFile } from '../src/readers/incident-file.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -160,7 +160,9 @@ describe('unpublished classes, recognised by pattern', () => {
     assert.equal(r.record?.known, false);
     assert.equal(r.record?.cls, 'loop-flux-capacitor-overload');
     assert.equal(r.record?.limit, null);
-    assert.equal(r.record?.raw.gigawatts, 1.21);
+    assert.equal(r.record?.raw, undefined, 'the record keeps no raw fields');
+    const opened = await readIncidentFields(r.record!.file);
+    assert.ok(opened.state === 'read' && opened.fields.gigawatts === 1.21, 'read from the file when opened');
     assert.match(r.record?.summary ?? '', /^loop-flux-capacitor-overload — gigawatts=1\.21, where=\{"year":1955\}$/);
     assert.match(explainIncidentClass('loop-flux-capacitor-overload'), /does not know/);
     const limited = classifyIncident('loop-something-new', { limit: 'tokens-per-day' });
@@ -174,7 +176,8 @@ describe('tolerance', () => {
     const r = await incident(`request/${SID}-${STAMP}-wall-clock-1.json`, { v: 1, session: SID, class: 'loop-request-wall-clock-ceiling', at: AT, attempt: 'one' });
     assert.equal(r.record?.attempt, 1, 'falls back to the attempt in the file name');
     assert.match(r.warnings[0]?.message ?? '', /attempt/);
-    assert.equal(r.record?.raw.attempt, 'one', 'raw keeps the original');
+    const opened = await readIncidentFields(r.record!.file);
+    assert.ok(opened.state === 'read' && opened.fields.attempt === 'one', 'the fields read when opened keep the original');
   });
 
   test('an unreadable time is a warning; the name’s stamp is used', async () => {
@@ -198,6 +201,30 @@ describe('tolerance', () => {
     assert.equal((await readIncidentFile(home, path.join(dir, 'nope.json'))).missing, true);
     fs.writeFileSync(path.join(dir, 'num.json'), '42');
     assert.match((await readIncidentFile(home, path.join(dir, 'num.json'))).warnings[0]?.message ?? '', /found number/);
+  });
+
+  test('an opened incident\'s fields: as the file says them now, in their order; a file gone, broken or not an object says so', async () => {
+    const dir = path.join(home, 'incidents', 'opened');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'x.json');
+    // Integer-like keys come first in a JS object whatever the file's order: as JSON.parse gives them.
+    fs.writeFileSync(file, '{"class":"loop-x","v":2,"cwd":"/w","nested":{"a":[1,2]},"10":"ten"}');
+    const read = await readIncidentFields(file);
+    assert.equal(read.state, 'read');
+    assert.deepEqual(read.state === 'read' ? Object.keys(read.fields) : [], ['10', 'class', 'v', 'cwd', 'nested']);
+    assert.deepEqual(read.state === 'read' ? read.fields.nested : null, { a: [1, 2] });
+    fs.writeFileSync(file, '{"class":"loop-y"}');
+    const again = await readIncidentFields(file);
+    assert.ok(again.state === 'read' && again.fields.class === 'loop-y', 'read again: what the file says now');
+    fs.rmSync(file);
+    const gone = await readIncidentFields(file);
+    assert.ok(gone.state === 'unreadable' && /gone/.test(gone.message), JSON.stringify(gone));
+    fs.writeFileSync(file, '{"class": ');
+    const broken = await readIncidentFields(file);
+    assert.equal(broken.state, 'unreadable');
+    fs.writeFileSync(file, '[1]');
+    const array = await readIncidentFields(file);
+    assert.ok(array.state === 'unreadable' && /array/.test(array.message), JSON.stringify(array));
   });
 
   test('path facts and limit names', () => {

@@ -316,7 +316,8 @@ for (const backend of BACKENDS) {
           if (!r) continue;
           const list = seen.get(f) ?? [];
           if (list.at(-1) !== r) seen.set(f, [...list, r]);
-          if (r.session === null || r.limit === null || typeof r.raw.reason !== 'string') return `incomplete ${JSON.stringify(r.raw)}`;
+          // The reason is read with the rest of the file (the summary says it; raw fields are not kept).
+          if (r.session === null || r.limit === null || !r.summary.includes('reason: no model event')) return `incomplete ${JSON.stringify(r)}`;
         }
         return null;
       });

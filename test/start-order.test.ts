@@ -18,9 +18,9 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
-import type { IncidentRecord, ReaderEvent } from '../src/model/types.js';
+import type { ReaderEvent } from '../src/model/types.js';
 import { SharedMap } from '../src/model/shared-map.js';
-import { compactIncidentRaw, expandIncidentRaw } from '../src/readers/incident-file.js';
+import { readIncidentFields } from '../src/readers/incident-file.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
 import { CACHE_WRITER, HomeReader, type HomeReaderOptions } from '../src/readers/home-reader.js';
 import { readInWorker, type ReadJob, type ReadJobInput } from '../src/readers/read-pool.js';
@@ -598,7 +598,7 @@ test('a start\'s background work (the first cache write, the search before the t
   assert.ok(existsSync(sessionCacheFile(path.join(base, 'cache-store'), manifest.home)), 'the store\'s readers wrote their cache');
 });
 
-test('an incident is cached without the raw fields its record says, and a warm start shows its raw fields exactly as written, in their order', async (t) => {
+test('an incident\'s record keeps no raw fields, cold or warm, nor does the cache; opened, its fields are read from the file as it says them now, in their order', async (t) => {
   const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-cache-'));
   t.after(() => rmSync(base, { recursive: true, force: true }));
   const home = path.join(base, 'home');
@@ -606,13 +606,12 @@ test('an incident is cached without the raw fields its record says, and a warm s
   mkdirSync(dir, { recursive: true });
   const at = '2026-11-30T11:00:00.000Z';
   const shapes: Record<string, Record<string, unknown>> = {
-    // As loop-pi writes them: the record says session, class, at and home.
+    // As loop-pi writes them, another order, a time as a number, integer-like keys, an unknown class.
     usual: { v: 1, session: 's-usual', class: 'loop-continuation-chain-exhausted', at, home, cwd: '/work/a' },
-    // Another order, a time as a number, another home, integer-like keys, an unknown class.
     reordered: { class: 'loop-provider-retry-exhausted', cwd: '/work/b', v: 2, at, session: 's-re', attempt: 3 },
     numericAt: { v: 1, session: 's-num', class: 'loop-inactivity-timeout', at: Date.parse(at), home },
     otherHome: { v: 1, session: 's-other', class: 'loop-inactivity-timeout', at, home: '/elsewhere', '2': 'two', '10': 'ten' },
-    noV: { session: 's-nov', class: 'made-up-class', at, home, detail: { nested: [1, 2] } },
+    noV: { session: 's-nov', class: 'made-up-class', at, home, detail: { nested: [1, 2] }, weird: 42 },
   };
   // Whole seconds, so a rewrite can put the very same stat back (below).
   const mtime = Math.floor(NOW / 1000) - 60;
@@ -621,26 +620,32 @@ test('an incident is cached without the raw fields its record says, and a warm s
     utimesSync(path.join(dir, `${name}.json`), mtime, mtime);
   }
   const cacheDir = path.join(base, 'cache');
-  const rawOf = (batches: ReaderEvent[][]) =>
-    new Map(batches.flat().flatMap((e) => (e.type === 'incident' ? [[path.basename(e.record.file, '.json'), JSON.stringify(e.record.raw)] as const] : [])));
-  const cold = rawOf(await batchesOf(home, cacheDir));
-  for (const [name, body] of Object.entries(shapes)) assert.equal(cold.get(name), JSON.stringify(body), `${name}: read as written`);
-
-  const usual = await cachedEntry<{ rawOmitted?: number; record: { raw: Record<string, unknown> } }>(cacheDir, home, path.join(dir, 'usual.json'));
-  assert.ok(usual?.rawOmitted, 'the usual incident is cached compacted');
-  assert.deepEqual(Object.keys(usual.record.raw), ['v', 'cwd'], 'without session, class, at and home');
-
-  // Each file rewritten in place with one letter changed and its stat put back: a warm start that
-  // trusts the cache (same size, mtime, inode) shows what the cache remembers, not the new bytes.
+  const recordsOf = (batches: ReaderEvent[][]) => new Map(batches.flat().flatMap((e) => (e.type === 'incident' ? [[path.basename(e.record.file, '.json'), e.record] as const] : [])));
+  const cold = recordsOf(await batchesOf(home, cacheDir));
+  assert.equal(cold.size, Object.keys(shapes).length);
+  for (const [name, r] of cold) assert.equal(r.raw, undefined, `${name}: no raw fields in the record`);
+  assert.match(cold.get('noV')!.summary, /weird=42/, 'an unknown class\'s other fields are in its summary, made as the file is read');
   for (const name of Object.keys(shapes)) {
-    const file = path.join(dir, `${name}.json`);
-    writeFileSync(file, readFileSync(file, 'utf8').replace('/work/', '/wark/').replace('"s-', '"t-'));
-    utimesSync(file, mtime, mtime);
+    const entry = await cachedEntry<{ record: Record<string, unknown> }>(cacheDir, home, path.join(dir, `${name}.json`));
+    assert.ok(entry, `${name} is cached`);
+    assert.equal('raw' in entry.record, false, `${name}: cached without raw fields`);
   }
-  const warmBatches = await batchesOf(home, cacheDir);
-  const warm = rawOf(warmBatches);
-  assert.equal(warmBatches.flat().filter((e) => e.type === 'incident').length, Object.keys(shapes).length);
-  for (const [name, body] of Object.entries(shapes)) assert.equal(warm.get(name), JSON.stringify(body), `${name}: a warm start shows the raw fields as the cache remembers them, as written`);
+  const warm = recordsOf(await batchesOf(home, cacheDir));
+  for (const [name, r] of warm) assert.deepEqual(r, cold.get(name), `${name}: a warm start has the cold start's record`);
+
+  // Opened: the file's fields, as JSON.parse gives them (integer-like keys first), as written.
+  for (const [name, body] of Object.entries(shapes)) {
+    const opened = await readIncidentFields(path.join(dir, `${name}.json`));
+    assert.equal(opened.state === 'read' ? JSON.stringify(opened.fields) : opened.state, JSON.stringify(JSON.parse(JSON.stringify(body))), `${name}: read as written`);
+  }
+  // Rewritten in place with its stat put back: a warm start trusts the cache for the record, and
+  // opening it shows what the file says now.
+  const file = path.join(dir, 'usual.json');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('/work/', '/wark/'));
+  utimesSync(file, mtime, mtime);
+  assert.deepEqual(recordsOf(await batchesOf(home, cacheDir)).get('usual'), cold.get('usual'));
+  const now = await readIncidentFields(file);
+  assert.ok(now.state === 'read' && now.fields.cwd === '/wark/a', JSON.stringify(now));
 });
 
 test('a warm start takes the stats of the incidents in a directory unchanged since the cache recorded it from the cache (no stat call); a file renamed over one is seen; one rewritten in place is seen by the first sweep', async (t) => {
@@ -917,39 +922,3 @@ test('a warm start takes an unchanged state log\'s events from the cache without
   assert.deepEqual(renewed.opened, [], 'and remembered again, with them');
 });
 
-test('compactIncidentRaw then expandIncidentRaw gives back the raw fields exactly, key order included, whatever their order and values (property)', () => {
-  const at = NOW - 3_600_000;
-  const record = (raw: Record<string, unknown>): IncidentRecord => ({
-    file: '/h/incidents/x.json',
-    home: '/h',
-    cls: 'loop-inactivity-timeout',
-    known: true,
-    session: 's1',
-    at,
-    limit: null,
-    attempt: null,
-    exhausted: false,
-    movedAside: false,
-    summary: '',
-    raw,
-  });
-  const field = fc.oneof(
-    fc.constantFrom<[string, unknown]>(['v', 1], ['session', 's1'], ['session', 's2'], ['class', 'loop-inactivity-timeout'], ['class', 'other'], ['at', new Date(at).toISOString()], ['at', at], ['home', '/h'], ['home', '/g'], ['cwd', '/w'], ['3', 'three']),
-    fc.tuple(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })),
-  );
-  fc.assert(
-    fc.property(fc.array(field, { maxLength: 9 }), (fields) => {
-      const raw: Record<string, unknown> = {};
-      for (const [k, v] of fields) raw[k] = v;
-      const r = record(raw);
-      const { raw: kept, rawOmitted } = compactIncidentRaw(r);
-      const back = rawOmitted ? expandIncidentRaw(r, kept, rawOmitted) : kept;
-      assert.equal(JSON.stringify(back), JSON.stringify(raw));
-      if (rawOmitted) assert.ok(Object.keys(kept).length < Object.keys(raw).length, 'something was left out');
-    }),
-    { numRuns: 2_000 },
-  );
-  // The usual shape is compacted.
-  const usual = record({ v: 1, session: 's1', class: 'loop-inactivity-timeout', at: new Date(at).toISOString(), home: '/h', cwd: '/w' });
-  assert.deepEqual(Object.keys(compactIncidentRaw(usual).raw), ['v', 'cwd']);
-});

@@ -10,7 +10,7 @@ import { createSnapshotCache } from '../src/model/snapshot.js';
 import { KEYMAP } from '../src/views/keymap.js';
 import { NO_CONSUMER_TEXT } from '../src/views/owner-actions.js';
 import { initialModelState } from '../src/model/reducer.js';
-import type { IncidentRecord, ReaderEvent } from '../src/model/types.js';
+import type { IncidentFields, IncidentRecord, ReaderEvent } from '../src/model/types.js';
 import { clock, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, recordingPort, recordingSink, requesting, stripAnsi, testStore, waitFor } from './views-fixtures.js';
 
 const MIN = 60_000;
@@ -19,10 +19,10 @@ const ESC = '\u001b';
 
 afterEach(() => cleanup());
 
-function setup(opts: { readOnly?: boolean; events?: ReaderEvent[]; port?: ReturnType<typeof recordingPort> } = {}) {
+function setup(opts: { readOnly?: boolean; events?: ReaderEvent[]; port?: ReturnType<typeof recordingPort>; incidentFields?: (file: string) => Promise<IncidentFields> } = {}) {
   const store = testStore(fixtureState(opts.events ?? []));
   const port = opts.port ?? recordingPort();
-  const props = { store, clock, tick: false, host: HOST, readOnly: opts.readOnly ?? false, actions: port, rows: 40, columns: 100, noColor: true };
+  const props = { store, clock, tick: false, host: HOST, readOnly: opts.readOnly ?? false, actions: port, rows: 40, columns: 100, noColor: true, ...(opts.incidentFields ? { incidentFields: opts.incidentFields } : {}) };
   const r = render(<App {...props} />);
   const frame = () => stripAnsi(r.lastFrame() ?? '');
   const until = (pred: (f: string) => boolean, ms = 2000) => waitFor(() => pred(frame()), ms, frame);
@@ -302,6 +302,37 @@ test('incidents view: newest first, filter, and the whole record on Enter', asyn
   r.stdin.write('\r'); // keep the filter
   r.stdin.write('\r'); // open the record
   await until((f) => f.includes('Incident record') && f.includes('limit     wall-clock'));
+});
+
+test('an opened local incident shows its file\'s fields once read (reading… until then); a record replaced while open is read again; an unreadable file says why', async () => {
+  const { raw: _none, ...local } = (incident('request/a.json', {}) as { record: IncidentRecord }).record;
+  const asked: string[] = [];
+  const answers: ((f: IncidentFields) => void)[] = [];
+  const incidentFields = (file: string) => {
+    asked.push(file);
+    return new Promise<IncidentFields>((resolve) => answers.push(resolve));
+  };
+  const { r, until, frame, store } = setup({ events: [{ type: 'incident', record: local }], incidentFields });
+  await until((f) => f.includes('ops-root'));
+  assert.deepEqual(asked, [], 'nothing read before an incident is opened');
+  r.stdin.write('i');
+  await until((f) => f.includes('Incidents (1), newest first'));
+  r.stdin.write('\r');
+  await until((f) => f.includes('Incident record') && f.includes('reading the file…'));
+  await waitFor(() => asked.length > 0, 2000, frame);
+  assert.deepEqual(asked, [local.file]);
+  answers[0]!({ state: 'read', fields: { v: 1, cwd: '/work/x', reason: 'cut at the ceiling' } });
+  await until((f) => f.includes('cwd: /work/x') && f.includes('reason: cut at the ceiling'));
+  assert.ok(!frame().includes('reading the file…'));
+  assert.ok(frame().includes('Raw fields (as the file says them now)'));
+  // The file rewritten: its new record is read again, and shows nothing of the old read meanwhile.
+  await act(async () => store.push([{ type: 'incident', record: { ...local, summary: 'rewritten' } }]));
+  await until((f) => f.includes('reading the file…'));
+  await waitFor(() => asked.length > 1, 2000, frame);
+  assert.equal(asked.length, 2);
+  answers[1]!({ state: 'unreadable', message: 'the file is gone (removed since it was listed)' });
+  await until((f) => f.includes('the file is gone (removed since it was listed)'));
+  assert.ok(!frame().includes('cwd: /work/x'));
 });
 
 test('detail pane: timeline, numbers, first to fire, and the activity sparkline', async () => {

@@ -18,6 +18,7 @@ import { drawFirstFrame, envNoColor } from '../views/first-frame.js';
 import { readEarlyKeys } from '../views/early-keys.js';
 import type { ViewState } from '../views/view-state.js';
 import { createSnapshotCache } from '../model/snapshot.js';
+import { readIncidentFields } from '../readers/incident-file.js';
 import { TerminalFrame, type FrameSink } from '../views/terminal-frame.js';
 import { inkLoadDelay, installFaultHooks } from './fault-hooks.js';
 import type { LiveStore } from './live-store.js';
@@ -319,7 +320,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     if (loaded && !stopBeforeInk) {
       const [{ render }, { appElement }] = loaded;
       instance = render(
-        appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
+        appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, incidentFields: readIncidentFields, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
         { exitOnCtrlC: true, patchConsole: false },
       );
       timing.mark('ink-mounted');

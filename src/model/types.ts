@@ -133,8 +133,19 @@ export interface IncidentRecord {
   /** Moved aside into `incidents/bad/` by an external watchdog. */
   movedAside: boolean;
   summary: string;
-  raw: Record<string, unknown>;
+  /**
+   * The file's fields as written — only for an incident of a remote feed, whose document carries
+   * them. A local incident's are not kept (the list, the counts and the status need only the
+   * fields above): they are read from its file when it is opened ({@link IncidentFields}).
+   */
+  raw?: Record<string, unknown>;
 }
+
+/** An opened incident's fields, read from its file (readers/incident-file.ts readIncidentFields). */
+export type IncidentFields =
+  | { state: 'reading' }
+  | { state: 'read'; fields: Record<string, unknown> }
+  | { state: 'unreadable'; message: string };
 
 /** pi-subagents `status.json` (SPEC §3.3). */
 export interface LaneRunStatus {

@@ -8,7 +8,6 @@ import { promises as fsp, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/paths.js';
-import { compactIncidentRaw, expandIncidentRaw } from './incident-file.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
 import { cachedIncidentStats, FRONT_TREE_KEYS, isRecordedDir, RACY_DIR_MS, DirListings, type CachedDir, type CachedTree } from './dir-listings.js';
@@ -191,8 +190,6 @@ interface CachedSmallFile {
   mtimeMs: number;
   ino: number;
   record: unknown;
-  /** An incident's raw fields its record says, left out of the cache (incident-file.ts compactIncidentRaw). */
-  rawOmitted?: number;
   /** Which of the record's session paths were written relative to the home (see compactHomePaths). */
   homeOmitted?: number;
 }
@@ -1172,11 +1169,6 @@ export class HomeReader {
     if (record.file !== file) {
       record.file = file;
       record.home = this.home;
-      if (c.rawOmitted) {
-        const incident = c.record as IncidentRecord;
-        incident.raw = expandIncidentRaw(incident, incident.raw, c.rawOmitted);
-        c.rawOmitted = 0;
-      }
       if (c.homeOmitted) {
         expandHomePaths(kind, c.record, c.homeOmitted, this.home);
         c.homeOmitted = 0;
@@ -1571,22 +1563,20 @@ export async function loadHomeOnce(home: string, opts: { now?: () => number; hos
 }
 
 /**
- * A small file's record is written without its file and home (the key says them); an incident's
- * also without the raw fields its record says (incident-file.ts compactIncidentRaw); a lane
+ * A small file's record is written without its file and home (the key says them); a lane
  * status's and a checkpoint's session paths under the home relative to it (compactHomePaths).
+ * (An incident's record holds no raw fields: incident-file.ts.)
  */
 function compactEntry(e: CacheEntry, home: string): CacheEntry {
   if (!('k' in e) || e.k === 'dir' || e.k === 'tree' || e.k === 'log') return e;
   // Still as loaded (not taken up since): already compact.
-  if (e.rawOmitted || e.homeOmitted) return e;
+  if (e.homeOmitted) return e;
   const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
   if (e.kind === 'lane-status' || e.kind === 'checkpoint') {
     const { record: compact, homeOmitted } = compactHomePaths(e.kind, record, home);
     return homeOmitted ? { ...e, record: compact, homeOmitted } : { ...e, record };
   }
-  if (e.kind !== 'incident') return { ...e, record };
-  const { raw, rawOmitted } = compactIncidentRaw(e.record as IncidentRecord);
-  return { ...e, record: { ...record, raw }, rawOmitted };
+  return { ...e, record };
 }
 
 /** Paths a record may carry beyond this many are written as they are (bit i of `homeOmitted` is 2 ** i). */

@@ -1,10 +1,12 @@
 /**
  * Incident files (SPEC §3.2): `<home>/incidents/**.json`, one object per file. Read tolerantly:
- * a bad field is named in a warning and ignored, the rest of the incident still shows.
+ * a bad field is named in a warning and ignored, the rest of the incident still shows. The record
+ * keeps what the list, the counts and the status need; the file's fields as written are read
+ * again when the incident is opened (`readIncidentFields`), not kept for every incident.
  */
 import path from 'node:path';
 import { z } from 'zod';
-import type { IncidentRecord } from '../model/types.js';
+import type { IncidentFields, IncidentRecord } from '../model/types.js';
 import { classifyIncident, incidentPathFacts } from './incident-classes.js';
 import { fileWarning, readJsonObjectFile, type KnownStat, type SmallFileRead } from './json-file.js';
 import { relativeInside } from './rel-path.js';
@@ -68,28 +70,42 @@ export async function readIncidentFile(home: string, file: string, stat?: KnownS
     exhausted: info.exhausted || facts.exhausted,
     movedAside: facts.movedAside,
     summary: '',
-    raw: object,
   };
-  record.summary = summariseIncident(record, info.label);
+  record.summary = summariseIncident(record, object, info.label);
   return { ...read, warnings: out, record };
+}
+
+/**
+ * An opened incident's fields, as its file says them now (in their order): read when the
+ * incident is opened, since the records do not keep them. Never throws.
+ */
+export async function readIncidentFields(file: string): Promise<IncidentFields> {
+  try {
+    const { object, read } = await readJsonObjectFile(file);
+    if (object !== null) return { state: 'read', fields: object };
+    if (read.missing) return { state: 'unreadable', message: 'the file is gone (removed since it was listed)' };
+    return { state: 'unreadable', message: read.warnings[0]?.message ?? 'the file could not be read' };
+  } catch (err) {
+    return { state: 'unreadable', message: `the file could not be read (${(err as Error).message})` };
+  }
 }
 
 const SUMMARY_MAX = 200;
 const SKIP_IN_RAW = new Set(['v', 'session', 'class', 'at', 'home', 'cwd']);
 
-/** One line for lists: label, then what the record says (limit, attempt, elapsed, model, reason). */
-export function summariseIncident(r: IncidentRecord, label: string): string {
+/** One line for lists: label, then what the record and the file's fields `raw` say (limit, attempt, elapsed, model, reason). */
+export function summariseIncident(r: IncidentRecord, raw: Record<string, unknown>, label: string): string {
   const parts: string[] = [];
   if (r.limit && !label.includes(r.limit)) parts.push(`limit ${r.limit}`);
   if (r.attempt !== null) parts.push(`attempt ${r.attempt}`);
   if (r.exhausted && !label.includes('exhausted')) parts.push('exhausted');
-  const elapsed = r.raw.elapsed_ms ?? r.raw.elapsedMs;
+  const elapsed = raw.elapsed_ms ?? raw.elapsedMs;
   if (typeof elapsed === 'number' && Number.isFinite(elapsed)) parts.push(`after ${formatDuration(elapsed)}`);
-  if (typeof r.raw.model === 'string') parts.push(`model ${r.raw.model}`);
-  if (typeof r.raw.reason === 'string') parts.push(`reason: ${r.raw.reason}`);
-  if (typeof r.raw.detail === 'string') parts.push(r.raw.detail);
+  if (typeof raw.model === 'string') parts.push(`model ${raw.model}`);
+  if (typeof raw.reason === 'string') parts.push(`reason: ${raw.reason}`);
+  if (typeof raw.detail === 'string') parts.push(raw.detail);
   if (!r.known) {
-    for (const [k, v] of Object.entries(r.raw)) {
+    for (const [k, v] of Object.entries(raw)) {
       if (SKIP_IN_RAW.has(k) || ['model', 'reason', 'detail', 'attempt', 'limit', 'exhausted', 'elapsed_ms', 'elapsedMs'].includes(k)) continue;
       parts.push(`${k}=${compact(v)}`);
     }
@@ -114,56 +130,3 @@ function formatDuration(ms: number): string {
   if (m > 0) return `${m}m ${String(sec).padStart(2, '0')}s`;
   return `${sec}s`;
 }
-
-/**
- * What the session cache keeps of an incident's raw fields: those its record already says (the
- * session, the class, the time, the home: most incident files begin `v, session, class, at, home`)
- * are left out, and `rawOmitted` (a bit each, and one for a leading `v`) tells `expandIncidentRaw`
- * to put them back. Only when putting them back gives the very same object, key order included
- * (the raw fields are shown as written); else nothing is left out (0). Pure.
- */
-export function compactIncidentRaw(r: IncidentRecord): { raw: Record<string, unknown>; rawOmitted: number } {
-  const raw = r.raw;
-  let omitted = Object.keys(raw)[0] === 'v' ? LEADING_V : 0;
-  const kept: Record<string, unknown> = { ...raw };
-  for (const [bit, key, derive] of DERIVED_RAW_FIELDS) {
-    const value = key in raw ? derive(r) : null;
-    if (value !== null && raw[key] === value) {
-      omitted |= bit;
-      delete kept[key];
-    }
-  }
-  if (omitted === 0 || omitted === LEADING_V) return { raw, rawOmitted: 0 };
-  return JSON.stringify(expandIncidentRaw(r, kept, omitted)) === JSON.stringify(raw) ? { raw: kept, rawOmitted: omitted } : { raw, rawOmitted: 0 };
-}
-
-/**
- * The raw fields `compactIncidentRaw` kept, with those it left out put back in their places. Pure.
- * Run for every cached incident of a warm start (5 014 on the big home), on a cold JIT: indexed
- * loops, no destructuring — the iterator protocol's objects per field cost ~13 ms there (a
- * profile of 12-05).
- */
-export function expandIncidentRaw(r: IncidentRecord, kept: Record<string, unknown>, omitted: number): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (omitted & LEADING_V) out.v = kept.v;
-  for (let i = 0; i < DERIVED_RAW_FIELDS.length; i++) {
-    const field = DERIVED_RAW_FIELDS[i]!;
-    if (omitted & field[0]) out[field[1]] = field[2](r);
-  }
-  const keys = Object.keys(kept);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    if (!(omitted & LEADING_V && key === 'v')) out[key] = kept[key];
-  }
-  return out;
-}
-
-const LEADING_V = 1;
-
-/** The raw fields an incident's record says, in the order incident files write them, each with its bit. */
-const DERIVED_RAW_FIELDS: readonly [number, string, (r: IncidentRecord) => unknown][] = [
-  [2, 'session', (r) => r.session],
-  [4, 'class', (r) => r.cls],
-  [8, 'at', (r) => (r.at === null ? null : new Date(r.at).toISOString())],
-  [16, 'home', (r) => r.home],
-];

@@ -30,7 +30,7 @@ import { resolvedPrefix } from './rel-path.js';
 import { nextTurn } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
-export const SESSION_CACHE_FORMAT = 10;
+export const SESSION_CACHE_FORMAT = 11;
 
 export { defaultCacheDir } from './cache-dir.js';
 

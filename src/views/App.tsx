@@ -9,6 +9,7 @@ import type { ControlAction } from '../contract/control.js';
 import type { AuditResult } from '../model/audit.js';
 import type { ModelState } from '../model/reducer.js';
 import { createSnapshotCache, type SessionView, type SnapshotCache } from '../model/snapshot.js';
+import type { IncidentFields, IncidentRecord } from '../model/types.js';
 import type { RemoteFeedState } from '../remote/remote-feeds.js';
 import { observationsOf, recordActivity, sameObservations, type ActivityObservation } from './activity.js';
 import { ErrorBoundary } from './error-boundary.js';
@@ -18,7 +19,7 @@ import { timing } from '../app/timing.js';
 import { ScreenView } from './line-view.js';
 import { createNextFrameChange } from './next-change.js';
 import type { FrameSink } from './terminal-frame.js';
-import { buildScreen, type Screen, type ScreenLine } from './screen.js';
+import { buildScreen, type OpenedIncident, type Screen, type ScreenLine } from './screen.js';
 import { useClock } from './use-clock.js';
 import { initialViewState, viewReducer, visibleRowList, type KeyContext, type ViewState } from './view-state.js';
 
@@ -52,6 +53,11 @@ export interface AppProps {
   audit?: AuditSource;
   /** Other machines' `loop-dash serve` (`--remote`): read-only rows merged into the table. */
   remote?: RemoteSource;
+  /**
+   * Reads an opened incident's fields from its file (the records do not keep them:
+   * readers/incident-file.ts readIncidentFields). Without it they show as not available.
+   */
+  incidentFields?: (file: string) => Promise<IncidentFields>;
   /**
    * Draw frames straight to the terminal through this sink instead of Ink's renderer (the live
    * dashboard, see terminal-frame.ts). Without it the frame is Ink output (tests read it there).
@@ -105,7 +111,9 @@ export function App(props: AppProps) {
   );
 }
 
-function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, frame, snapshotCache: givenCache, start }: AppProps) {
+const NO_FIELDS = async (): Promise<IncidentFields> => ({ state: 'unreadable', message: 'the file’s fields are not available here' });
+
+function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, incidentFields = NO_FIELDS, frame, snapshotCache: givenCache, start }: AppProps) {
   const renderStart = performance.now();
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
@@ -146,7 +154,22 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
   });
   const treeRows = useMemo(() => visibleRowList(view, snapshot.roots), [snapshot, view.sort, view.filter, view.collapsed]);
   wake.current = useMemo(() => nextChange({ snapshot, rows: treeRows, view, now: snapshot.now }), [snapshot, treeRows, view]);
-  const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits });
+  // An opened incident's fields are read from its file (the records do not keep them), once per
+  // record: a record replaced since (its file rewritten) is read again.
+  const openFile = view.mode === 'incidents' ? view.incidents.open : null;
+  const openRecord = useMemo<IncidentRecord | null>(() => (openFile === null ? null : (snapshot.incidents.find((i) => i.file === openFile) ?? null)), [openFile, snapshot.incidents]);
+  const [opened, setOpened] = useState<OpenedIncident | null>(null);
+  useEffect(() => {
+    if (openRecord === null || openRecord.raw) return;
+    let current = true;
+    void incidentFields(openRecord.file).then((fields) => {
+      if (current) setOpened({ record: openRecord, fields });
+    });
+    return () => {
+      current = false;
+    };
+  }, [openRecord, incidentFields]);
+  const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits, opened });
 
   // What a key needs, as of the latest render (Ink may deliver several keys before the next one).
   const keyCtx = useRef<KeyContext>({ roots: snapshot.roots, incidents: snapshot.incidents, now, ...screen.sizes });

@@ -3,7 +3,7 @@
  * on Enter, and the warnings about bad files below the list. Pure line builders.
  */
 import type { SessionView } from '../model/snapshot.js';
-import type { IncidentRecord, Warning } from '../model/types.js';
+import type { IncidentFields, IncidentRecord, Warning } from '../model/types.js';
 import { explainIncidentClass } from '../readers/incident-classes.js';
 import { plainLine, span, type Line } from './line.js';
 import { findSession } from './session-rows.js';
@@ -32,8 +32,12 @@ export function incidentRow(i: IncidentRecord, roots: readonly SessionView[], no
   ];
 }
 
-/** The whole record: the class in words, the limit that fired, the linked session, the file, raw fields. */
-export function incidentRecordLines(i: IncidentRecord, roots: readonly SessionView[], now: number, width: number): Line[] {
+/**
+ * The whole record: the class in words, the limit that fired, the linked session, the file, and
+ * the file's fields as written — a remote incident's from its feed, a local one's as read from
+ * its file when it was opened (`fields`; null: not being read).
+ */
+export function incidentRecordLines(i: IncidentRecord, roots: readonly SessionView[], now: number, width: number, fields: IncidentFields | null = null): Line[] {
   const who = findSession(roots, i.session);
   const lines: Line[] = [
     plainLine(i.cls, { bold: true }),
@@ -43,10 +47,15 @@ export function incidentRecordLines(i: IncidentRecord, roots: readonly SessionVi
     plainLine(`  session   ${i.session ?? 'none named'}${who ? ` → ${who.name} (${who.role}, ${who.state})` : i.session ? ' (not among the sessions seen)' : ''}`),
     plainLine(`  file      ${i.file}${i.movedAside ? '  (moved aside into incidents/bad/ by a watchdog)' : ''}`),
     ...wrapWords(i.summary, width - 12).map((w, k) => plainLine(`  ${k === 0 ? 'summary ' : '        '}  ${w}`)),
-    plainLine(`Raw fields${i.known ? '' : ' (unknown class: shown as written)'}`, { bold: true }),
+    plainLine(`Raw fields${i.raw ? '' : ' (as the file says them now)'}${i.known ? '' : ' (unknown class: shown as written)'}`, { bold: true }),
   ];
-  for (const [k, val] of Object.entries(i.raw)) {
-    lines.push(plainLine(`  ${k}: ${typeof val === 'string' ? val : JSON.stringify(val)}`));
+  const shown: IncidentFields = i.raw ? { state: 'read', fields: i.raw } : (fields ?? { state: 'reading' });
+  if (shown.state === 'reading') lines.push(plainLine('  reading the file…', { dim: true }));
+  else if (shown.state === 'unreadable') lines.push(plainLine(`  ${shown.message}`, { color: 'yellow' }));
+  else {
+    for (const [k, val] of Object.entries(shown.fields)) {
+      lines.push(plainLine(`  ${k}: ${typeof val === 'string' ? val : JSON.stringify(val)}`));
+    }
   }
   return lines;
 }

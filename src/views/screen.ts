@@ -6,6 +6,7 @@
  */
 import type { ModelState } from '../model/reducer.js';
 import type { Snapshot } from '../model/snapshot.js';
+import type { IncidentFields, IncidentRecord } from '../model/types.js';
 import { detailLines, type LocalAction } from './detail-lines.js';
 import { footerLine } from './footer-lines.js';
 import { headerLines } from './header-lines.js';
@@ -40,6 +41,14 @@ export interface ScreenInput {
   noColor: boolean;
   /** The derived-bounds audit per home, once computed (null while it runs or when there is none). */
   audits?: readonly AuditResult[] | null;
+  /** The fields read from an opened incident's file, and the record they were read for (App). */
+  opened?: OpenedIncident | null;
+}
+
+/** An incident's fields as read from its file when it was opened, with the record they belong to. */
+export interface OpenedIncident {
+  record: IncidentRecord;
+  fields: IncidentFields;
 }
 
 export interface Screen {
@@ -171,7 +180,9 @@ function incidentsBody(input: ScreenInput, height: number, sizes: Screen['sizes'
 
   if (inc.open !== null) {
     const rec = snapshot.incidents.find((i) => i.file === inc.open);
-    const content = rec ? incidentRecordLines(rec, roots, now, input.width) : [plainLine('this incident file is gone', { dim: true })];
+    // The fields read for this very record (a record replaced since is read again: App).
+    const fields = input.opened && input.opened.record === rec ? input.opened.fields : null;
+    const content = rec ? incidentRecordLines(rec, roots, now, input.width, fields) : [plainLine('this incident file is gone', { dim: true })];
     sizes.recordLines = content.length;
     sizes.incidentRows = height - 1;
     const title: Line = [span('Incident record', { bold: true }), span('  (Esc back to the list)', { dim: true })];
