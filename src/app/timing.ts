@@ -111,7 +111,8 @@ function fileTiming(file: string): Timing {
       const sessions: [string, number][] = [];
       let files = 0;
       // Indexed, as the reducer's loop: a start's ~10 000 events, interpreted (a cost of the marks
-      // alone, which a user's start does not pay; docs/PERFORMANCE.md, "Indexed loops").
+      // alone, which a user's start does not pay; docs/PERFORMANCE.md, "Indexed loops on the
+      // start's path").
       for (let i = 0; i < events.length; i++) {
         const e = events[i]!;
         if (e.type !== 'session-file') continue;

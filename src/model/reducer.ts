@@ -86,7 +86,8 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
   };
   let watchMode = state.watchMode;
 
-  // Indexed: a start reduces ~10 000 events of the big home, interpreted (docs/PERFORMANCE.md, "Indexed loops").
+  // Indexed: a start reduces ~10 000 events of the big home, interpreted (docs/PERFORMANCE.md,
+  // "Indexed loops on the start's path").
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!;
     switch (event.type) {

@@ -554,8 +554,9 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
   const views = new Map<string, SessionView>();
   const generation = cache ? ++cache.generation : 0;
   let stableUntil = Infinity;
-  // The loops over every session go by forEach and index, not by iterators: a start builds this
-  // for 1 213 sessions of the big home several times, interpreted (docs/PERFORMANCE.md, "Indexed loops").
+  // The loops over every session go by forEach and index, not by iterators: a start builds this for
+  // 1 213 sessions of the big home several times, interpreted (docs/PERFORMANCE.md, "Indexed loops
+  // on the start's path").
   parts.forEach((p) => {
     const inputs = rowInputs(p, state, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById, opts.host);
     const row = cache ? memoSessionView(cache, p, inputs, now, opts, generation) : sessionView(p, inputs, now, opts);
@@ -620,8 +621,8 @@ function progressOf(state: ModelState): Snapshot['progress'] {
 function joinParts(state: ModelState): { parts: Map<string, SessionParts>; duplicated: Set<string> } {
   const parts = new Map<string, SessionParts>();
   const duplicated = new Set<string>();
-  // By forEach: the model's maps may be shared ones, whose iterators are generators (slow when
-  // run interpreted, as for most of a start: docs/PERFORMANCE.md, "Indexed loops").
+  // By forEach: the model's maps may be shared ones, whose iterators are generators (slow when run
+  // interpreted, as for most of a start: docs/PERFORMANCE.md, "Indexed loops on the start's path").
   state.sessionFiles.forEach((facts) => {
     const p = parts.get(facts.sessionId) ?? { session: facts.sessionId, home: facts.home, facts: null, checkpoint: null };
     if (p.facts) duplicated.add(facts.sessionId);
@@ -935,10 +936,10 @@ const laneStatusIndexes = new WeakMap<ReadonlyMap<string, LaneRunStatus>, Map<st
 function laneStatusIndex(statuses: ReadonlyMap<string, LaneRunStatus>): Map<string, LaneRunStatus> {
   let index = laneStatusIndexes.get(statuses);
   if (!index) {
-    index = new Map();
-    const byRun = index;
+    const byRun = new Map<string, LaneRunStatus>();
     statuses.forEach((ls) => byRun.set(ls.runId, ls));
-    laneStatusIndexes.set(statuses, index);
+    laneStatusIndexes.set(statuses, byRun);
+    index = byRun;
   }
   return index;
 }
@@ -947,10 +948,10 @@ const receiptIndexes = new WeakMap<ReadonlyMap<string, WatcherReceipt>, Map<stri
 function receiptIndex(receipts: ReadonlyMap<string, WatcherReceipt>): Map<string, WatcherReceipt> {
   let index = receiptIndexes.get(receipts);
   if (!index) {
-    index = new Map();
-    const byId = index;
+    const byId = new Map<string, WatcherReceipt>();
     receipts.forEach((r) => byId.set(`${r.session}\0${r.id}`, r));
-    receiptIndexes.set(receipts, index);
+    receiptIndexes.set(receipts, byId);
+    index = byId;
   }
   return index;
 }
@@ -960,10 +961,10 @@ const warningLists = new WeakMap<ModelState['warnings'], Warning[]>();
 function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { notes: string[] }>): Warning[] {
   let fromFiles = warningLists.get(byFile);
   if (!fromFiles) {
-    fromFiles = [];
-    const all = fromFiles;
+    const all: Warning[] = [];
     byFile.forEach((list) => all.push(...list));
-    warningLists.set(byFile, fromFiles);
+    warningLists.set(byFile, all);
+    fromFiles = all;
   }
   const warnings = fromFiles.slice();
   for (const [home, l] of homeLimits) for (const note of l.notes) warnings.push({ file: path.join(home, 'settings.json'), line: null, message: note, severity: 'warning' });
@@ -998,7 +999,7 @@ export function firstRemaining(v: SessionView): number {
 /** The first limit to fire, the next retry or the next resume, whichever comes first; null when nothing is due. */
 function firstDue(v: SessionView): Deadline | null {
   // Run per row at each snapshot, interpreted for most of a start: no array of candidates and
-  // no for-of (docs/PERFORMANCE.md, "Indexed loops").
+  // no for-of (docs/PERFORMANCE.md, "Indexed loops on the start's path").
   const c = v.clocks;
   let first: Deadline | null = null;
   if (c.firstToFire === 'inactivity') first = earlierDue(first, c.inactivity);

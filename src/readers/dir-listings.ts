@@ -160,7 +160,7 @@ export class DirListings {
   trees(): [string, CachedTree | null][] {
     // One pass over the walked directories, kept per root in walk order (a copy of the map and a
     // destructuring per directory and root cost ~1.5 MB of iterator results at a warm start of
-    // the big home, run interpreted: docs/PERFORMANCE.md, "Indexed loops").
+    // the big home, run interpreted: docs/PERFORMANCE.md, "Indexed loops on the start's path").
     const dirsOf: string[][] = this.roots.map(() => []);
     const walkedOf: WalkedDir[][] = this.roots.map(() => []);
     this.walked.forEach((w, dir) => {

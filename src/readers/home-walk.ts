@@ -165,7 +165,8 @@ async function walkRoots(
   problems: { file: string; message: string }[],
 ): Promise<void> {
   // The loops over names are indexed: a start runs interpreted (src/app/tiering.ts), where a
-  // for-of's iterator protocol costs ~10× an indexed loop (docs/PERFORMANCE.md, "Indexed loops").
+  // for-of's iterator protocol costs ~10× an indexed loop (docs/PERFORMANCE.md, "Indexed loops on
+  // the start's path").
   // Synchronous listing and stats cost a few µs each, the asynchronous ones several times more
   // (a round through the thread pool); time slices keep the event loop free.
   // The time is checked every file, but the walk awaits only when a slice is over: an `await` per

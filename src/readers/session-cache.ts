@@ -190,7 +190,7 @@ export class SessionCache<T> {
   retain(files: readonly string[]): void {
     // Over every file of the home, at the first save after a start: indexed, and the map by
     // forEach (deleting the entry being visited is safe), not by iterators (docs/PERFORMANCE.md,
-    // "Indexed loops").
+    // "Indexed loops on the start's path").
     const keep = new Set<string>();
     for (let i = 0; i < files.length; i++) keep.add(this.key(files[i]!));
     this.entries.forEach((_, k) => {

@@ -71,7 +71,7 @@ function rootCounts(root: SessionView): RootCounts {
   if (c === undefined) {
     c = { lanes: root.lanes.length, live: 0, lost: 0 };
     // The root, then its lanes; indexed (run for every root at a start's frames, interpreted:
-    // docs/PERFORMANCE.md, "Indexed loops").
+    // docs/PERFORMANCE.md, "Indexed loops on the start's path").
     for (let i = -1; i < root.lanes.length; i++) {
       const v = i < 0 ? root : root.lanes[i]!;
       if (LIVE.has(v.state)) c.live++;

@@ -90,8 +90,9 @@ const ASCII = /^[\u0020-\u007e]*$/;
 /** Width in terminal cells of already sanitised text. */
 export function displayWidth(text: string): number {
   if (ASCII.test(text)) return text.length;
-  // By code point, as a for-of over the string would go, without its iterator (run for every
-  // row's cells at a frame, interpreted for most of a start: docs/PERFORMANCE.md, "Indexed loops").
+  // By code point, as a for-of over the string would go, without its iterator (run for every row's
+  // cells at a frame, interpreted for most of a start: docs/PERFORMANCE.md, "Indexed loops on the
+  // start's path").
   let w = 0;
   for (let i = 0; i < text.length; ) {
     const cp = text.codePointAt(i)!;
