@@ -14,6 +14,9 @@ import { generateHome } from '../src/demo/generate.js';
 import { createLiveStore, startPaceDelay } from '../src/app/live-store.js';
 import { loadState } from '../src/cli/load-snapshot.js';
 import { afterInput } from '../src/readers/time-slices.js';
+import { sessionListOrTimeout } from '../src/app/run-dashboard.js';
+import { initialModelState, reduceEvents } from '../src/model/reducer.js';
+import type { ReaderEvent } from '../src/model/types.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 
@@ -38,6 +41,47 @@ test('start() resolves with every batch the start read published: the same sessi
   assert.deepEqual([...state.checkpoints.keys()].sort(), [...once.checkpoints.keys()].sort());
   assert.ok(told > 0, 'listeners were told');
   await store.stop();
+});
+
+test('a start names every home as being listed at once (before its walk), then as listed and read', async (t) => {
+  const { home, store } = await demoStore(t);
+  const first: string[] = [];
+  store.subscribe(() => {
+    if (first.length === 0) first.push(JSON.stringify([...store.getState().progress]));
+  });
+  const started = store.start();
+  // Synchronously, before any reader has walked anything: published as it is.
+  assert.deepEqual(store.getState().progress.get(home), { read: 0, total: 0, done: false, listing: true });
+  assert.equal(store.getState().sessionFiles.size, 0, 'nothing read yet');
+  await started;
+  const p = store.getState().progress.get(home);
+  assert.equal(p?.listing, false, 'the reader listed the home');
+  assert.equal(p?.done, true);
+  assert.ok((p?.total ?? 0) > 0, 'the demo home has sessions');
+  assert.ok(first.length === 1 && first[0]!.includes(home), `listeners were told with the home in the state: ${first[0]}`);
+  await store.stop();
+});
+
+test('the first frame waits for every home\'s list, not for a home that is still listing', async () => {
+  let state = initialModelState();
+  const listeners = new Set<() => void>();
+  const fake = { getState: () => state, subscribe: (l: () => void) => (listeners.add(l), () => listeners.delete(l)) };
+  const set = (events: ReaderEvent[]) => {
+    state = reduceEvents(state, events);
+    for (const l of listeners) l();
+  };
+  let resolved = false;
+  const wait = sessionListOrTimeout(fake, 2, 60_000).then(() => (resolved = true));
+  set([
+    { type: 'progress', home: '/a', read: 0, total: 0, done: false, listing: true },
+    { type: 'progress', home: '/b', read: 0, total: 0, done: false, listing: true },
+  ]);
+  set([{ type: 'progress', home: '/a', read: 0, total: 5, done: false }]);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(resolved, false, 'one home of two listed: still waiting');
+  set([{ type: 'progress', home: '/b', read: 0, total: 0, done: true }]);
+  await wait;
+  assert.equal(resolved, true);
 });
 
 test('the start\'s pacing: a change waits until five times the last frame\'s cost has passed since the last publish, only while starting and only after a frame of 40 ms or more', () => {

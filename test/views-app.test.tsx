@@ -223,6 +223,24 @@ test('an empty, loading home is never a blank frame', async () => {
   assert.ok((r.lastFrame() ?? '').includes('reading sessions…'));
 });
 
+test('a home whose sessions are still being listed: the frame names the home and says it is listing, never "no sessions found"', async () => {
+  const store = testStore(initialModelState());
+  store.push([{ type: 'progress', home: HOME, read: 0, total: 0, done: false, listing: true }]);
+  const r = render(<App store={store} clock={clock} tick={false} host={HOST} readOnly={false} actions={recordingPort()} rows={24} columns={160} noColor />);
+  await waitFor(() => (r.lastFrame() ?? '').includes('listing sessions…'));
+  const listing = r.lastFrame() ?? '';
+  assert.ok(listing.includes(HOME), `the header names the home being read:\n${listing}`);
+  assert.ok(!listing.includes('no home yet'), listing);
+  assert.ok(!listing.includes('no sessions found'), listing);
+  assert.equal(listing.split('listing sessions…').length - 1, 2, `the progress line and the empty table both say so:\n${listing}`);
+  // Listed: the count is known, then every session read; an empty home says so only then.
+  store.push([{ type: 'progress', home: HOME, read: 0, total: 3, done: false }]);
+  await waitFor(() => (r.lastFrame() ?? '').includes('reading 0/3 sessions'));
+  assert.ok(!(r.lastFrame() ?? '').includes('listing'), r.lastFrame());
+  store.push([{ type: 'progress', home: HOME, read: 0, total: 0, done: true }]);
+  await waitFor(() => (r.lastFrame() ?? '').includes('no sessions found yet in ' + HOME));
+});
+
 test('a degraded watcher shows a banner', async () => {
   const { until, store } = setup();
   store.push([{ type: 'watch-mode', mode: 'degraded', detail: null }]);

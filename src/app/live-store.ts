@@ -115,9 +115,17 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       // The readers' background work (a whole cache write, the first chunks of the search) waits
       // until the start is published: it came before the frame that shows the home read (and its
       // reads were counted in the start's).
-      let published: () => void = () => undefined;
-      const beforeBackground = new Promise<void>((resolve) => (published = resolve));
+      let startPublished: () => void = () => undefined;
+      const beforeBackground = new Promise<void>((resolve) => (startPublished = resolve));
       starting = true;
+      // Each home is being listed from now on, and is published as such at once: a frame drawn
+      // before a home's list (a walk of 10 000 sessions takes a second or more) says so, and
+      // names the home, instead of "no sessions found".
+      const listing = readers.flatMap((r): ReaderEvent[] => (state.progress.has(r.home) ? [] : [{ type: 'progress', home: r.home, read: 0, total: 0, done: false, listing: true }]));
+      if (listing.length > 0) {
+        emit(listing);
+        published = state;
+      }
       try {
         await Promise.all(readers.map((r) => r.start({ ...startOpts, beforeBackground })));
         // Resolves once what was read is published (the pending turns come first), at once.
@@ -126,7 +134,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
         if (timing.enabled) timing.ready(state.version);
       } finally {
         endStart();
-        published();
+        startPublished();
         // The start's reads are done: V8 optimises as usual from now on (tiering.ts).
         restoreInterruptBudget();
       }

@@ -184,8 +184,14 @@ export const checkpointsBeforeFirstFrame = (): boolean => performance.now() < CH
 const FIRST_FRAME_WAIT_MS = 400;
 
 /** Resolves once every home has published its session list, or after `ms`. */
-function sessionListOrTimeout(store: LiveStore, homes: number, ms: number): Promise<void> {
-  const listed = () => store.getState().progress.size >= homes;
+export function sessionListOrTimeout(store: Pick<LiveStore, 'getState' | 'subscribe'>, homes: number, ms: number): Promise<void> {
+  const listed = () => {
+    let n = 0;
+    store.getState().progress.forEach((p) => {
+      if (!p.listing) n++;
+    });
+    return n >= homes;
+  };
   if (listed()) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

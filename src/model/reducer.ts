@@ -39,8 +39,17 @@ export interface ModelState {
   acks: ReadonlyMap<string, ControlAck & { session: string }>;
   /** Warnings per file; a file's list is replaced whenever the file is read again. */
   warnings: ReadonlyMap<string, readonly Warning[]>;
-  progress: ReadonlyMap<string, { read: number; total: number; done: boolean }>;
+  /** Per home: sessions read of those listed, whether all are, and whether the list is still being made. */
+  progress: ReadonlyMap<string, HomeProgress>;
   watchMode: { mode: 'native' | 'polling' | 'degraded'; detail: string | null };
+}
+
+/** A home's start: see the `progress` event. */
+export interface HomeProgress {
+  read: number;
+  total: number;
+  done: boolean;
+  listing: boolean;
 }
 
 export function initialModelState(): ModelState {
@@ -157,9 +166,10 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
         break;
       }
       case 'progress': {
-        const had = (drafts.get('progress') ?? state.progress).get(event.home) as { read: number; total: number; done: boolean } | undefined;
-        if (had && had.read === event.read && had.total === event.total && had.done === event.done) break;
-        draft('progress').set(event.home, { read: event.read, total: event.total, done: event.done });
+        const had = (drafts.get('progress') ?? state.progress).get(event.home) as HomeProgress | undefined;
+        const listing = event.listing === true;
+        if (had && had.read === event.read && had.total === event.total && had.done === event.done && had.listing === listing) break;
+        draft('progress').set(event.home, { read: event.read, total: event.total, done: event.done, listing });
         break;
       }
       case 'watch-mode':

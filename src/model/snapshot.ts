@@ -112,7 +112,8 @@ export interface Snapshot {
   roots: SessionView[];
   incidents: readonly IncidentRecord[];
   warnings: readonly Warning[];
-  progress: { read: number; total: number; done: boolean };
+  /** Sessions read of those listed over every home; `listing`: some home's sessions are still being listed. */
+  progress: { read: number; total: number; done: boolean; listing: boolean };
   watchMode: ModelState['watchMode'];
   /** Limits per home after fallbacks, with notes on ignored settings. */
   homeLimits: Map<string, { limits: HomeLimits; notes: string[] }>;
@@ -285,7 +286,9 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     state.receipts !== before.receipts ||
     state.stateLogs !== before.stateLogs ||
     state.sessionFiles.size !== before.sessionFiles.size ||
-    state.checkpoints.size !== before.checkpoints.size
+    state.checkpoints.size !== before.checkpoints.size ||
+    // A home that began being read is one of the snapshot's homes.
+    state.progress.size !== before.progress.size
   ) {
     return null;
   }
@@ -601,6 +604,8 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
 
   const homeSet = new Set(state.settings.keys());
   parts.forEach((p) => homeSet.add(p.home));
+  // A home being read is one, also before its first session is found (or when it has none).
+  state.progress.forEach((_, home) => homeSet.add(home));
   const homes = [...homeSet].sort();
   return { snapshot: { now, homes, roots, incidents, warnings, progress: progressOf(state), watchMode: state.watchMode, homeLimits }, stableUntil };
 }
@@ -609,12 +614,14 @@ function progressOf(state: ModelState): Snapshot['progress'] {
   let read = 0;
   let total = 0;
   let done = true;
-  for (const pr of state.progress.values()) {
+  let listing = false;
+  state.progress.forEach((pr) => {
     read += pr.read;
     total += pr.total;
     done &&= pr.done;
-  }
-  return { read, total, done };
+    listing ||= pr.listing;
+  });
+  return { read, total, done, listing };
 }
 
 /** Join session files and checkpoints by session id (a fresh root may have only a checkpoint). */

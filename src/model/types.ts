@@ -252,5 +252,10 @@ export type ReaderEvent =
   | { type: 'journal'; home: string; entries: JournalEntry[]; reset: boolean }
   | { type: 'ack'; home: string; session: string; ack: ControlAck }
   | { type: 'warnings'; file: string; warnings: Warning[] }
-  | { type: 'progress'; home: string; read: number; total: number; done: boolean }
+  /**
+   * How far a home's start has got. `listing`: its sessions are still being listed (the live
+   * store says so for each home as its start begins, so a frame drawn before the list names the
+   * home being read instead of "no sessions"); the reader's own events list them.
+   */
+  | { type: 'progress'; home: string; read: number; total: number; done: boolean; listing?: true }
   | { type: 'watch-mode'; mode: 'native' | 'polling' | 'degraded'; detail: string | null };

@@ -110,7 +110,9 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
     if (warning) lines.push(plainLine(`⚠ ${warning} (b: bounds audit)`, { color: 'red', bold: true }));
   }
   if (!s.progress.done) {
-    lines.push(plainLine(`reading ${s.progress.read}/${s.progress.total} sessions…`, { color: 'cyan' }));
+    // Until every home's sessions are listed, how many there are is not known yet.
+    const text = s.progress.listing ? (s.progress.total > 0 ? `reading ${s.progress.read}/${s.progress.total}+ sessions… (still listing)` : 'listing sessions…') : `reading ${s.progress.read}/${s.progress.total} sessions…`;
+    lines.push(plainLine(text, { color: 'cyan' }));
   }
   const sortText = `sort: ${SORT_LABELS[sort]}`;
   if (filterEditing || filter) {

@@ -119,7 +119,9 @@ function mainBody(input: ScreenInput, height: number, sizes: Screen['sizes']): S
       ? view.filter
         ? `no session matches "${view.filter}" (Esc clears the filter)`
         : `no sessions found yet in ${snapshot.homes.join(', ') || 'the pi home'}; watching for new ones`
-      : 'reading sessions…';
+      : snapshot.progress.listing
+        ? 'listing sessions…'
+        : 'reading sessions…';
     out.push({ key: 'empty', line: plainLine(`  ${empty}`, { dim: true }) });
     sizes.tableRows = 1;
   } else {
