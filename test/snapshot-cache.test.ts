@@ -123,7 +123,44 @@ const stepArb = fc.oneof(
   // An incident for a session (or none), or one removed; a probe that sees something new.
   fc.record({ incident: fc.nat({ max: 7 }), n: fc.nat({ max: 3 }), drop: fc.boolean() }),
   fc.record({ probe: fc.nat({ max: 7 }), status: fc.constantFrom('alive', 'gone', 'reused', 'unknown') }),
+  // A lane status written or removed: the run of session `laneStatus` (lanes' runs are `run-<i>`;
+  // a root's index names a run no session has), in one of two files (two files naming one run).
+  fc.record({
+    laneStatus: fc.nat({ max: 7 }),
+    copy: fc.nat({ max: 1 }),
+    state: fc.constantFrom('queued', 'running', 'complete', 'failed'),
+    deadlineIn: fc.option(fc.integer({ min: -60_000, max: 600_000 }), { nil: null }),
+    agent: fc.constantFrom('worker', 'reviewer', null),
+    drop: fc.boolean(),
+  }),
 );
+
+/** A lane status step's event (see stepArb). */
+function laneStatusEvent(step: { laneStatus: number; copy: number; state: string; deadlineIn: number | null; agent: string | null; drop: boolean }): ReaderEvent {
+  const file = `${HOME}/tmp/async-subagent-runs/run-${step.laneStatus}${step.copy ? '-b' : ''}/status.json`;
+  if (step.drop) return { type: 'lane-status-removed', file };
+  return {
+    type: 'lane-status',
+    status: {
+      file,
+      home: HOME,
+      runId: `run-${step.laneStatus}`,
+      sessionId: null,
+      state: step.state,
+      pid: null,
+      startedAt: NOW - 10 * MIN,
+      endedAt: null,
+      lastActivityAt: NOW - MIN,
+      deadlineAt: step.deadlineIn === null ? null : NOW + step.deadlineIn,
+      timeoutMs: null,
+      currentTool: null,
+      currentToolStartedAt: null,
+      sessionFile: null,
+      steps: [{ agent: step.agent, model: null, status: step.state, sessionFile: null }],
+      error: null,
+    },
+  };
+}
 
 test('property: with or without the row cache the snapshot is the same, at every tick and after every model change', () => {
   fc.assert(
@@ -151,6 +188,8 @@ test('property: with or without the row cache the snapshot is the same, at every
         } else if ('probe' in step) {
           const pid = 5000 + step.probe;
           state = reduceEvents(state, [{ type: 'probe', probe: { pid, status: step.status === 'reused' ? 'alive' : step.status, start: step.status === 'reused' ? `r${now}` : step.status === 'alive' ? '1000' : null, checkedAt: now } }]);
+        } else if ('laneStatus' in step) {
+          state = reduceEvents(state, [laneStatusEvent(step)]);
         } else if ('remove' in step && all.has(step.remove) && all.size > 1) {
           all.delete(step.remove);
           const id = idOf(step.remove);
@@ -184,6 +223,7 @@ function applyStep(all: Map<number, SessionSpec>, state: ModelState, now: number
     const pid = 5000 + step.probe;
     return { state: reduceEvents(state, [{ type: 'probe', probe: { pid, status: step.status === 'reused' ? 'alive' : step.status, start: step.status === 'reused' ? `r${now}` : step.status === 'alive' ? '1000' : null, checkedAt: now } }]), now };
   }
+  if ('laneStatus' in step) return { state: reduceEvents(state, [laneStatusEvent(step)]), now };
   if ('remove' in step && all.has(step.remove) && all.size > 1) {
     all.delete(step.remove);
     const id = idOf(step.remove);
