@@ -133,7 +133,25 @@ const stepArb = fc.oneof(
     agent: fc.constantFrom('worker', 'reviewer', null),
     drop: fc.boolean(),
   }),
+  // A state log appended to or rewritten: the log of the session at `stateLog` (followed when that
+  // is a root with a launch report), a dispatch for each of the lanes given (their run ids) with a
+  // deadline, or a heartbeat.
+  fc.record({
+    stateLog: fc.nat({ max: 7 }),
+    runs: fc.array(fc.nat({ max: 7 }), { maxLength: 3 }),
+    deadlineShift: fc.integer({ min: -5, max: 5 }),
+    reset: fc.boolean(),
+  }),
 );
+
+/** A state log step's event (see stepArb). */
+function stateLogEvent(step: { stateLog: number; runs: number[]; deadlineShift: number; reset: boolean }): ReaderEvent {
+  const file = stateLogPathFromReport(reportOf(step.stateLog));
+  const events = step.runs.length
+    ? step.runs.map((j, n) => ({ file, line: 100 + n, seq: 100 + n, at: NOW, ev: 'dispatch', by: null, raw: { run: `run-${j}`, lane: `lane-${j}-${step.deadlineShift}`, task: `task ${j}`, deadline: new Date(NOW + (j + step.deadlineShift) * MIN).toISOString() } }))
+    : [{ file, line: 100, seq: 100, at: NOW, ev: 'heartbeat', by: 'root', raw: { at: new Date(NOW).toISOString() } }];
+  return { type: 'state-log', file, events, reset: step.reset };
+}
 
 /** A lane status step's event (see stepArb). */
 function laneStatusEvent(step: { laneStatus: number; copy: number; state: string; deadlineIn: number | null; agent: string | null; drop: boolean }): ReaderEvent {
@@ -190,6 +208,8 @@ test('property: with or without the row cache the snapshot is the same, at every
           state = reduceEvents(state, [{ type: 'probe', probe: { pid, status: step.status === 'reused' ? 'alive' : step.status, start: step.status === 'reused' ? `r${now}` : step.status === 'alive' ? '1000' : null, checkedAt: now } }]);
         } else if ('laneStatus' in step) {
           state = reduceEvents(state, [laneStatusEvent(step)]);
+        } else if ('stateLog' in step) {
+          state = reduceEvents(state, [stateLogEvent(step)]);
         } else if ('remove' in step && all.has(step.remove) && all.size > 1) {
           all.delete(step.remove);
           const id = idOf(step.remove);
@@ -224,6 +244,7 @@ function applyStep(all: Map<number, SessionSpec>, state: ModelState, now: number
     return { state: reduceEvents(state, [{ type: 'probe', probe: { pid, status: step.status === 'reused' ? 'alive' : step.status, start: step.status === 'reused' ? `r${now}` : step.status === 'alive' ? '1000' : null, checkedAt: now } }]), now };
   }
   if ('laneStatus' in step) return { state: reduceEvents(state, [laneStatusEvent(step)]), now };
+  if ('stateLog' in step) return { state: reduceEvents(state, [stateLogEvent(step)]), now };
   if ('remove' in step && all.has(step.remove) && all.size > 1) {
     all.delete(step.remove);
     const id = idOf(step.remove);
