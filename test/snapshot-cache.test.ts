@@ -39,6 +39,8 @@ const sessionArb = fc.record({
   armed: fc.constantFrom(true, false, null),
   held: fc.boolean(),
   timers: fc.array(fc.option(fc.integer({ min: -30_000, max: 90_000 }), { nil: null }), { maxLength: 3 }),
+  /** Its loop-wait watchers (a receipt step names one by id). */
+  watchers: fc.subarray(['w1', 'w2']),
   hasCheckpoint: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
   /** A lane of the session at this index (when that one is a root), else a root. */
   laneOf: fc.option(fc.nat({ max: 7 }), { nil: null }),
@@ -69,7 +71,15 @@ function eventsFor(all: ReadonlyMap<number, SessionSpec>, indices: Iterable<numb
           size: s.size,
           continuation:
             root !== null || s.armed === null ? null : { at: NOW - 30 * MIN, armed: s.armed, launch: s.report ? { report: reportOf(i), loop: null, launchTs: null } : null, nudgeCount: 0, raw: {} },
-          waitState: s.timers.length ? { at: NOW - MIN, timers: s.timers.map((t, k) => ({ id: `t${k}`, at: t === null ? null : NOW + t, reason: null })), watchers: [], heldMessages: null } : null,
+          waitState:
+            s.timers.length || s.watchers.length
+              ? {
+                  at: NOW - MIN,
+                  timers: s.timers.map((t, k) => ({ id: `t${k}`, at: t === null ? null : NOW + t, reason: null })),
+                  watchers: s.watchers.map((id) => ({ id, label: null, pid: null, phase: 'running', command: 'gh run watch', deadline: NOW + 30 * MIN, intervalS: 30 })),
+                  heldMessages: null,
+                }
+              : null,
         }),
       ),
     );
@@ -133,6 +143,8 @@ const stepArb = fc.oneof(
     agent: fc.constantFrom('worker', 'reviewer', null),
     drop: fc.boolean(),
   }),
+  // A watcher receipt written or removed, for watcher `id` of the session at `receipt`.
+  fc.record({ receipt: fc.nat({ max: 7 }), id: fc.constantFrom('w1', 'w2', 'w3'), observations: fc.nat({ max: 9 }), phase: fc.constantFrom('running', 'done'), drop: fc.boolean() }),
   // A state log appended to or rewritten: the log of the session at `stateLog` (followed when that
   // is a root with a launch report), a dispatch for each of the lanes given (their run ids) with a
   // deadline, or a heartbeat.
@@ -143,6 +155,17 @@ const stepArb = fc.oneof(
     reset: fc.boolean(),
   }),
 );
+
+/** A receipt step's event (see stepArb). */
+function receiptEvent(step: { receipt: number; id: string; observations: number; phase: string; drop: boolean }): ReaderEvent {
+  const session = idOf(step.receipt);
+  const file = `${HOME}/loop-wait/${session}/receipts/${step.id}.json`;
+  if (step.drop) return { type: 'receipt-removed', file };
+  return {
+    type: 'receipt',
+    receipt: { file, home: HOME, session, id: step.id, phase: step.phase, observations: step.observations, lastObservedAt: NOW - step.observations * 1000, deadline: NOW + 30 * MIN, result: null, pid: null, command: 'gh run watch', intervalS: 30, label: null, note: null },
+  };
+}
 
 /** A state log step's event (see stepArb). */
 function stateLogEvent(step: { stateLog: number; runs: number[]; deadlineShift: number; reset: boolean }): ReaderEvent {
@@ -210,6 +233,8 @@ test('property: with or without the row cache the snapshot is the same, at every
           state = reduceEvents(state, [laneStatusEvent(step)]);
         } else if ('stateLog' in step) {
           state = reduceEvents(state, [stateLogEvent(step)]);
+        } else if ('receipt' in step) {
+          state = reduceEvents(state, [receiptEvent(step)]);
         } else if ('remove' in step && all.has(step.remove) && all.size > 1) {
           all.delete(step.remove);
           const id = idOf(step.remove);
@@ -245,6 +270,7 @@ function applyStep(all: Map<number, SessionSpec>, state: ModelState, now: number
   }
   if ('laneStatus' in step) return { state: reduceEvents(state, [laneStatusEvent(step)]), now };
   if ('stateLog' in step) return { state: reduceEvents(state, [stateLogEvent(step)]), now };
+  if ('receipt' in step) return { state: reduceEvents(state, [receiptEvent(step)]), now };
   if ('remove' in step && all.has(step.remove) && all.size > 1) {
     all.delete(step.remove);
     const id = idOf(step.remove);

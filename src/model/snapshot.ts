@@ -230,6 +230,22 @@ function sessionsOfRuns(joined: NonNullable<SnapshotCache['parts']>): Map<string
 /** The run id a row's lane status is found by. */
 const runIdOf = (p: SessionParts): string | null => p.facts?.runId ?? p.checkpoint?.checkpoint.runId ?? null;
 
+/** Calls `fn` with the old and the new value of each key whose value differs between two versions of a model map. */
+function eachChange<V>(now: ReadonlyMap<string, V>, was: ReadonlyMap<string, V>, fn: (old: V | undefined, value: V | undefined) => void): void {
+  const look = (key: string) => {
+    const a = was.get(key);
+    const b = now.get(key);
+    if (a !== b) fn(a, b);
+  };
+  const keys = changedKeys(now, was);
+  if (keys) return keys.forEach(look);
+  // Not built on one another: every key of either.
+  now.forEach((_, key) => look(key));
+  was.forEach((_, key) => {
+    if (!now.has(key)) look(key);
+  });
+}
+
 /** How a value of one model map belongs to a session, when a new one has moved, and where it goes. */
 interface InPlace<V> {
   sessionOf: (v: V) => string;
@@ -245,9 +261,8 @@ const SESSION_FILES_IN_PLACE: InPlace<SessionFileFacts> = {
     old.sessionId !== facts.sessionId ||
     old.role !== facts.role ||
     old.rootFile !== facts.rootFile ||
-    old.runId !== facts.runId ||
-    // The root's state log gives its lanes their names and deadlines.
-    old.continuation?.launch?.report !== facts.continuation?.launch?.report,
+    // A launch report that changes (the root follows another state log) is patched: patchSnapshot.
+    old.runId !== facts.runId,
   put: (p, facts) => (p.facts = facts),
 };
 
@@ -296,14 +311,15 @@ function replaceInPlace<V>(now: ReadonlyMap<string, V>, was: ReadonlyMap<string,
 /**
  * The common live case in a fraction of a full build: some session files and checkpoints were
  * replaced (appends, checkpoint rewrites), incidents came or went, a probe saw something new, a
- * lane status or a state log changed — followed to the rows they touch (an incident through its
- * session's count, a probe through the checkpoints naming its pid, a lane status through the
- * sessions of its run, a state log through the roots that follow it and their lanes). Only those
+ * lane status, a watcher receipt or a state log changed — followed to the rows they touch (an
+ * incident through its session's count, a probe through the checkpoints naming its pid, a lane
+ * status through the sessions of its run, a receipt through its session, a state log through the
+ * roots that follow it and their lanes). Only those
  * rows (and rows whose stable window has passed) are built; their roots get their lanes
  * re-attached and sorted, the roots are sorted again if a root row changed; every other row is the
  * last snapshot's. Anything else — a file or checkpoint that appears or goes, a session that moves
- * between roots, a duplicated session id, settings or receipts that changed — returns null: the
- * caller builds from scratch.
+ * between roots, a duplicated session id, settings that changed — returns null: the caller builds
+ * from scratch.
  */
 function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['last']>, state: ModelState, now: number, opts: SnapshotOptions): { snapshot: Snapshot; stableUntil: number } | null {
   const before = last.state;
@@ -311,7 +327,6 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   if (!joined || joined.sessionFiles !== before.sessionFiles || joined.checkpoints !== before.checkpoints) return null;
   if (
     state.settings !== before.settings ||
-    state.receipts !== before.receipts ||
     state.sessionFiles.size !== before.sessionFiles.size ||
     state.checkpoints.size !== before.checkpoints.size ||
     // A home that began being read is one of the snapshot's homes.
@@ -354,18 +369,10 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     const was = laneStatusIndex(before.laneStatuses);
     const is = laneStatusIndex(state.laneStatuses);
     const runs = new Set<string>();
-    const keys = changedKeys(state.laneStatuses, before.laneStatuses);
-    if (keys) {
-      for (const file of keys) {
-        const a = before.laneStatuses.get(file);
-        const b = state.laneStatuses.get(file);
-        if (a) runs.add(a.runId);
-        if (b) runs.add(b.runId);
-      }
-    } else {
-      was.forEach((_, run) => runs.add(run));
-      is.forEach((_, run) => runs.add(run));
-    }
+    eachChange(state.laneStatuses, before.laneStatuses, (a, b) => {
+      if (a) runs.add(a.runId);
+      if (b) runs.add(b.runId);
+    });
     const byRun = sessionsOfRuns(joined);
     runs.forEach((run) => {
       // The status a row takes is its run's in the index (one file of several naming the run wins).
@@ -374,15 +381,30 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       if (sessions) for (let i = 0; i < sessions.length; i++) partOf(sessions[i]!);
     });
   }
+  // A watcher receipt reaches the row of its session (when the session has a watcher of its id).
+  if (state.receipts !== before.receipts) {
+    eachChange(state.receipts, before.receipts, (a, b) => {
+      if (a) partOf(a.session);
+      if (b) partOf(b.session);
+    });
+  }
   // A state log reaches the roots that follow it (their launch report's log: attachStateLog) and
-  // their lanes, which its dispatches name, task and give deadlines. Not a full build either (the
-  // wide home: ~83 ms an event, the big home ~9 ms; measured 2026-12-05).
-  if (state.stateLogs !== before.stateLogs) {
+  // their lanes, which its dispatches name, task and give deadlines; so does a root's launch report
+  // that changed (it follows another log: a warm start's roots get theirs when the cache's facts
+  // replace the ones the list was drawn with). Not a full build either (the wide home: ~83 ms an
+  // event, the big home ~9 ms; measured 2026-12-05).
+  const reports = new Set<string>();
+  changed.forEach((p, session) => {
+    const was = joined.parts.get(session)?.facts;
+    if (was && p.facts !== was && was.continuation?.launch?.report !== p.facts?.continuation?.launch?.report) reports.add(session);
+  });
+  if (reports.size > 0 || state.stateLogs !== before.stateLogs) {
     const roots = last.snapshot.roots;
     for (let i = 0; i < roots.length; i++) {
       const root = roots[i]!;
       const file = root.stateLogFile;
-      if (file === null || state.stateLogs.get(file) === before.stateLogs.get(file)) continue;
+      const logChanged = file !== null && state.stateLogs.get(file) !== before.stateLogs.get(file);
+      if (!logChanged && !reports.has(root.session)) continue;
       if (!partOf(root.session)) return null;
       for (let j = 0; j < root.lanes.length; j++) if (!partOf(root.lanes[j]!.session)) return null;
     }
@@ -722,9 +744,12 @@ interface RowInputs {
   limits: HomeLimits;
   incidents: number;
   laneStatus: LaneRunStatus | null;
-  receipts: Map<string, WatcherReceipt>;
+  /** The receipt of each of the row's watchers, in their order (NO_RECEIPTS when it has none). */
+  receipts: readonly (WatcherReceipt | null)[];
   host: string;
 }
+
+const NO_RECEIPTS: readonly (WatcherReceipt | null)[] = [];
 
 function rowInputs(
   p: SessionParts,
@@ -737,6 +762,7 @@ function rowInputs(
 ): RowInputs {
   const cp = p.checkpoint?.checkpoint ?? null;
   const runId = runIdOf(p);
+  const watchers = p.facts?.waitState?.watchers;
   return {
     facts: p.facts,
     checkpoint: p.checkpoint,
@@ -744,7 +770,7 @@ function rowInputs(
     limits,
     incidents: incidentsBySession.get(p.session) ?? 0,
     laneStatus: runId ? (laneStatusByRun.get(runId) ?? null) : null,
-    receipts,
+    receipts: watchers && watchers.length > 0 ? watchers.map((w) => receipts.get(`${p.session}\0${w.id}`) ?? null) : NO_RECEIPTS,
     host,
   };
 }
@@ -756,8 +782,15 @@ const sameInputs = (a: RowInputs, b: RowInputs) =>
   a.limits === b.limits &&
   a.incidents === b.incidents &&
   a.laneStatus === b.laneStatus &&
-  a.receipts === b.receipts &&
+  sameReceipts(a.receipts, b.receipts) &&
   a.host === b.host;
+
+function sameReceipts(a: RowInputs['receipts'], b: RowInputs['receipts']): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 /** One row as last built: from these inputs at `builtAt`, the same (re-timed) until `stableUntil`. */
 interface ViewMemo {
@@ -883,7 +916,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   const model = cp?.model ?? (facts?.model ? (facts.model.provider ? `${facts.model.provider}/${facts.model.id}` : facts.model.id) : null);
 
   const timers = waitState?.timers ?? [];
-  const watchers = (waitState?.watchers ?? []).map((w) => ({ ...w, receipt: inputs.receipts.get(`${p.session}\0${w.id}`) ?? null }));
+  const watchers = (waitState?.watchers ?? []).map((w, i) => ({ ...w, receipt: inputs.receipts[i] ?? null }));
 
   const lastActivityAt = maxOf(cp?.request?.lastModelEventAt, cp?.request?.startedAt, facts?.lastEntryAt, cp ? null : facts?.mtimeMs);
   const lastError =
