@@ -720,6 +720,7 @@ async function main() {
       row('scale', `model and frame work per append, ${b.sessions} sessions (reduce / snapshot / rows+screen)`, `${b.total.toFixed(3)} (${b.reduce.toFixed(3)} / ${b.snapshot.toFixed(3)} / ${(b.rows + b.nextChange + b.screen).toFixed(3)})`, 'ms');
       row('scale', `model and frame work per append, ${w.sessions} sessions (reduce / snapshot / rows+screen)`, `${w.total.toFixed(3)} (${w.reduce.toFixed(3)} / ${w.snapshot.toFixed(3)} / ${(w.rows + w.nextChange + w.screen).toFixed(3)})`, 'ms');
       row('scale', `  ${(w.sessions / b.sessions).toFixed(1)}× the sessions: × the work per append`, w.total / b.total, '×');
+      row('scale', 'model and frame work per lane status rewritten / per state log event, big / wide', `${b.laneStatus?.toFixed(3)} / ${b.stateLog?.toFixed(3)}, ${w.laneStatus?.toFixed(3)} / ${w.stateLog?.toFixed(3)}`, 'ms');
       row('scale', `CPU at 100 appends/s over 100 lanes, ${b.sessions} sessions`, sc.big.cpu100, '%', '≤ 15', sc.big.cpu100 <= 15);
       row('scale', `CPU at 100 appends/s over 100 lanes, ${w.sessions} sessions`, sc.wide.cpu100, '%', '≤ 15', sc.wide.cpu100 <= 15);
       row('scale', `CPU at 100 appends/s over 100 lanes, ${w.sessions} sessions, nothing live (its live pid ended)`, sc.wide.nothingLive.cpu100, '%', '≤ 15', sc.wide.nothingLive.cpu100 <= 15);
