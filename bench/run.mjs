@@ -360,6 +360,34 @@ async function cpuAt100(app, targets) {
 }
 
 /**
+ * CPU while 20 lane statuses are rewritten atomically (temp file + rename, as pi-subagents writes
+ * them) 10 times a second in all, one window of CPU_S: a running lane's status.json changes at its
+ * turns and tools. Each file's contents are put back afterwards.
+ */
+async function cpuAtLaneStatusRewrites(app, home) {
+  const runs = path.join(home, 'tmp', 'async-subagent-runs');
+  const files = fs.readdirSync(runs).sort().slice(0, 20).map((d) => path.join(runs, d, 'status.json'));
+  const originals = files.map((f) => fs.readFileSync(f, 'utf8'));
+  const pid = app.pid();
+  try {
+    const c0 = procCpuMs(pid);
+    const t0 = now();
+    const n = CPU_S * 10;
+    for (let i = 0; i < n; i++) {
+      const wait = t0 + i * 100 - now();
+      if (wait > 1) await sleep(wait);
+      const k = i % files.length;
+      const status = { ...JSON.parse(originals[k]), lastActivityAt: Date.now(), turnCount: i };
+      fs.writeFileSync(`${files[k]}.bench-tmp`, JSON.stringify(status));
+      fs.renameSync(`${files[k]}.bench-tmp`, files[k]);
+    }
+    return ((procCpuMs(pid) - c0) / (now() - t0)) * 100;
+  } finally {
+    files.forEach((f, i) => fs.writeFileSync(f, originals[i]));
+  }
+}
+
+/**
  * What the number of sessions costs once the home is read: the big home (1 213 sessions) against
  * one of ten times as many small ones (`wide`: 12 013 sessions, 5 000 incidents). Per append, in a
  * fresh node per home (`bench/model-scale.mjs`): the model, snapshot, rows and screen work of one
@@ -385,6 +413,7 @@ async function scaleSection(homes) {
       const targets = h.manifest.lanes.slice(0, 100);
       for (const f of targets) restorer.note(f);
       Object.assign(out[h.name], await cpuAt100(app, targets));
+      out[h.name].laneStatusCpu = await cpuAtLaneStatusRewrites(app, h.home);
       if (h.sleeper) {
         // Then with nothing live: the home's live pid ends (its liveness socket closes, so the
         // dashboard probes it at once; its probe backstop is 2.5 s), and no countdown runs anywhere.
@@ -723,6 +752,7 @@ async function main() {
       row('scale', 'model and frame work per lane status rewritten / per state log event, big / wide', `${b.laneStatus?.toFixed(3)} / ${b.stateLog?.toFixed(3)}, ${w.laneStatus?.toFixed(3)} / ${w.stateLog?.toFixed(3)}`, 'ms');
       row('scale', `CPU at 100 appends/s over 100 lanes, ${b.sessions} sessions`, sc.big.cpu100, '%', '≤ 15', sc.big.cpu100 <= 15);
       row('scale', `CPU at 100 appends/s over 100 lanes, ${w.sessions} sessions`, sc.wide.cpu100, '%', '≤ 15', sc.wide.cpu100 <= 15);
+      row('scale', `CPU at 10 lane status rewrites/s over 20 lanes, ${b.sessions} / ${w.sessions} sessions (not one of the issue's figures)`, `${sc.big.laneStatusCpu.toFixed(2)} / ${sc.wide.laneStatusCpu.toFixed(2)}`, '%');
       row('scale', `CPU at 100 appends/s over 100 lanes, ${w.sessions} sessions, nothing live (its live pid ended)`, sc.wide.nothingLive.cpu100, '%', '≤ 15', sc.wide.nothingLive.cpu100 <= 15);
       if (CPU_WINDOWS > 1) row('scale', '  each window, wide, nothing live', sc.wide.nothingLive.cpu100Windows.map((x) => x.cpu.toFixed(2)).join(' / '), '%');
       if (CPU_WINDOWS > 1) row('scale', '  each window, big / wide', `${sc.big.cpu100Windows.map((x) => x.cpu.toFixed(2)).join(' ')} / ${sc.wide.cpu100Windows.map((x) => x.cpu.toFixed(2)).join(' ')}`, '%');
