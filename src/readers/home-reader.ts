@@ -358,8 +358,8 @@ export class HomeReader {
     if (this.opts.cacheDir) {
       // Only the cache's front now: the listings of sessions/ (its walk comes first) and the
       // checkpoints' records (~1 MB of a big home's ~8 MB).
-      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, (e) => compactEntry(e, this.home), isFrontEntry);
-      this.cache.onChange = (wasChanged) => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
+      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, this.compactCacheEntry, isFrontEntry);
+      this.cache.onChange = this.onCacheChange;
     }
     // Directories unchanged since the cache recorded them are not read (dir-listings.ts), and the
     // stats of the incidents in them are the cache's (knownIncidentStats) — both trust a
@@ -615,15 +615,7 @@ export class HomeReader {
       // before each directory was listed, so the adaptive sweep waits its time.
       if (this.fixedSweep) await this.reconcile();
       else this.scheduleSweep();
-      // Probes, re-checks (or the fixed sweep) and cache saves share one timer, each due only while
-      // it has something to do (every wake-up of an idle process costs 1–3.5 ms of CPU here): an
-      // idle dashboard whose pi processes are all linked wakes for its minute frame and a backstop
-      // every LINKED_PROBE_MS.
-      this.periodic = new Periodic([
-        { dueAt: (last) => this.probeDueAt(last), run: () => this.probe() },
-        this.fixedSweep ? { dueAt: (last) => last + this.opts.reconcileMs, run: () => this.reconcile() } : { dueAt: (last) => this.recheckDueAt(last), run: () => this.recheckActive() },
-        ...(this.cache ? [{ dueAt: (last: number) => this.cacheSaveDueAt(last), run: () => this.saveCache() }] : []),
-      ]);
+      this.periodic = this.periodicTasks();
       // Remember what was read, then search the long files' middles in the background.
       this.deepScanning = Promise.resolve(opts.beforeBackground)
         .then(() => this.saveCache())
@@ -631,6 +623,22 @@ export class HomeReader {
     } else {
       await this.saveCache();
     }
+  }
+
+  /**
+   * Probes, re-checks (or the fixed sweep) and cache saves share one timer, each due only while it
+   * has something to do (every wake-up of an idle process costs 1–3.5 ms of CPU here): an idle
+   * dashboard whose pi processes are all linked wakes for its minute frame and a backstop every
+   * LINKED_PROBE_MS. Made here, not in `startReads`: closures made there would keep that
+   * function's whole context (the start's file lists and answers) for as long as they live
+   * (see onCacheChange).
+   */
+  private periodicTasks(): Periodic {
+    return new Periodic([
+      { dueAt: (last) => this.probeDueAt(last), run: () => this.probe() },
+      this.fixedSweep ? { dueAt: (last) => last + this.opts.reconcileMs, run: () => this.reconcile() } : { dueAt: (last) => this.recheckDueAt(last), run: () => this.recheckActive() },
+      ...(this.cache ? [{ dueAt: (last: number) => this.cacheSaveDueAt(last), run: () => this.saveCache() }] : []),
+    ]);
   }
 
   /** Yields to the event loop once a slice of work has been done since the last yield. */
@@ -756,6 +764,16 @@ export class HomeReader {
    * What the cache remembers changed. The first change since a write gives the save a due time:
    * the background timer is told; later ones only move it later, which its next wake-up sees.
    */
+  /**
+   * The cache's callbacks (its change callback, the form an entry is written in). Fields, not
+   * arrows made in `startReads`: V8 keeps one context for all of a function's closures, so a
+   * callback made there (and kept as long as the cache) kept the whole start's state alive — the
+   * walk's file list, the cache's answers for the small files, the worker's results (seen in heap
+   * snapshots of the big and wide homes, 12-05).
+   */
+  private readonly onCacheChange = (wasChanged: boolean): void => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
+  private readonly compactCacheEntry = (entry: CacheEntry): CacheEntry => compactEntry(entry, this.home);
+
   private cacheChanged(first: boolean): void {
     this.cacheChangedAt = performance.now();
     if (first) this.periodic?.poke();
