@@ -285,6 +285,39 @@ function applyStep(all: Map<number, SessionSpec>, state: ModelState, now: number
   return { state, now };
 }
 
+test('a lane status rewritten again and again (the patch derives the run index from the last one): cached equals built, also for a run two files name', () => {
+  const [base] = fc.sample(sessionArb, { seed: 7, numRuns: 1 });
+  const quiet = { ...base!, state: 'idle' as const, episode: null, recovery: null, timers: [], watchers: [], probe: 'none' as const, held: false, hasCheckpoint: true, otherHost: false, updatedAgo: 1_000, report: false, size: 1 };
+  // Root 0, its lanes 1 and 2 (runs run-1 and run-2).
+  const all = new Map<number, SessionSpec>([
+    [0, { ...quiet, laneOf: null }],
+    [1, { ...quiet, laneOf: 0 }],
+    [2, { ...quiet, laneOf: 0 }],
+  ]);
+  let state = reduceEvents(initialModelState(), eventsFor(all, all.keys()));
+  const cache = createSnapshotCache();
+  let now = NOW;
+  const write = (run: number, copy: number, deadlineIn: number) => {
+    state = reduceEvents(state, [laneStatusEvent({ laneStatus: run, copy, state: 'running', deadlineIn, agent: 'worker', drop: false })]);
+    now += 1_000;
+    const cached = buildSnapshot(state, now, { host: HOST, cache });
+    assert.deepEqual(cached, buildSnapshot(state, now, { host: HOST }), `run-${run} (file ${copy}) due in ${deadlineIn} ms`);
+    return cached;
+  };
+  write(1, 0, 60_000);
+  for (let k = 1; k <= 4; k++) {
+    const snap = write(1, 0, 60_000 + k * 1_000);
+    assert.equal(snap.roots[0]!.lanes.find((l) => l.session === idOf(1))!.deadline, NOW + 60_000 + k * 1_000, 'the lane shows the status just written');
+  }
+  // A second file naming run-2, then each of the two rewritten: the index's winner is the map's.
+  write(2, 0, 10_000);
+  write(2, 1, 20_000);
+  for (let k = 1; k <= 3; k++) {
+    write(2, 0, 10_000 + k);
+    write(2, 1, 20_000 + k);
+  }
+});
+
 test('a lane whose request starts while its root stays as it was: its countdown moves at the next ticks (cached equals built)', () => {
   // Root 0 and its lane 1, neither with a running clock; then the lane's request starts (the root's
   // row is not rebuilt: the same place in the tree) and time passes.
