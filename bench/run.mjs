@@ -330,19 +330,24 @@ async function untilOneTimeWorkDone(app) {
  * move (12-05: 135 scavenges in 40 s on the wide home before 2a9d0d5, 96 after, in runs whose CPU
  * figures overlapped).
  */
+/** Calls `act(i)` `count` times, the i-th `i × everyMs` after the first; resolves with when it began (now()). */
+async function atRate(count, everyMs, act) {
+  const t0 = now();
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + i * everyMs - now();
+    if (wait > 1) await sleep(wait);
+    act(i);
+  }
+  return t0;
+}
+
 async function cpuAt100(app, targets) {
   const pid = app.pid();
   const windows = [];
   for (let w = 0; w < CPU_WINDOWS; w++) {
     const c0 = procCpuMs(pid);
     const m0 = mainThreadCpuMs(pid);
-    const t0 = now();
-    const n = CPU_S * 100;
-    for (let i = 0; i < n; i++) {
-      const wait = t0 + i * 10 - now();
-      if (wait > 1) await sleep(wait);
-      fs.appendFileSync(targets[i % targets.length], appendLine(now()));
-    }
+    const t0 = await atRate(CPU_S * 100, 10, (i) => fs.appendFileSync(targets[i % targets.length], appendLine(now())));
     const dt = now() - t0;
     const cpu = ((procCpuMs(pid) - c0) / dt) * 100;
     const main = ((mainThreadCpuMs(pid) - m0) / dt) * 100;
@@ -371,16 +376,12 @@ async function cpuAtLaneStatusRewrites(app, home) {
   const pid = app.pid();
   try {
     const c0 = procCpuMs(pid);
-    const t0 = now();
-    const n = CPU_S * 10;
-    for (let i = 0; i < n; i++) {
-      const wait = t0 + i * 100 - now();
-      if (wait > 1) await sleep(wait);
+    const t0 = await atRate(CPU_S * 10, 100, (i) => {
       const k = i % files.length;
       const status = { ...JSON.parse(originals[k]), lastActivityAt: Date.now(), turnCount: i };
       fs.writeFileSync(`${files[k]}.bench-tmp`, JSON.stringify(status));
       fs.renameSync(`${files[k]}.bench-tmp`, files[k]);
-    }
+    });
     return ((procCpuMs(pid) - c0) / (now() - t0)) * 100;
   } finally {
     files.forEach((f, i) => fs.writeFileSync(f, originals[i]));
@@ -465,19 +466,14 @@ async function liveSection(home, manifest) {
 
     log(`  ${APPENDS} appends over ${targets.length} files at 80/s …`);
     const appends = [];
-    const gap = 1000 / 80;
-    const tStart = now();
-    for (let i = 0; i < APPENDS; i++) {
-      const due = tStart + i * gap;
-      const wait = due - now();
-      if (wait > 1) await sleep(wait);
+    const tStart = await atRate(APPENDS, 1000 / 80, (i) => {
       const file = targets[i % targets.length];
       // The clock starts before the write: the app may read the bytes before this process gets
       // to look at the time again.
       const at = now();
       fs.appendFileSync(file, appendLine(at));
       appends.push({ file, size: fs.statSync(file).size, t: at });
-    }
+    });
     await sleep(1500);
     let marks = app.marks();
     let idx = modelIndex(marks);
