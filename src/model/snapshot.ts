@@ -372,25 +372,23 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   // status.json is rewritten at its turns and tools, and a build from scratch of the wide home's
   // 12 013 rows took ~90 ms a change (~10 ms on the big home's 1 213; measured 2026-12-05).
   if (state.laneStatuses !== before.laneStatuses) {
-    const runs = new Set<string>();
     const changes: [LaneRunStatus | undefined, LaneRunStatus | undefined][] = [];
-    eachChange(state.laneStatuses, before.laneStatuses, (a, b) => {
-      if (a) runs.add(a.runId);
-      if (b) runs.add(b.runId);
-      changes.push([a, b]);
-    });
+    eachChange(state.laneStatuses, before.laneStatuses, (a, b) => changes.push([a, b]));
     const wasIndex = laneIndexFor(cache, before.laneStatuses);
     const isIndex = deriveLaneStatusIndex(wasIndex, changes) ?? laneStatusIndexOf(state.laneStatuses);
     cache.laneIndex = { of: state.laneStatuses, index: isIndex };
-    const was = wasIndex.byRun;
-    const is = isIndex.byRun;
     const byRun = sessionsOfRuns(joined);
-    runs.forEach((run) => {
-      // The status a row takes is its run's in the index (one file of several naming the run wins).
-      if (was.get(run) === is.get(run)) return;
+    /** The sessions of `run` are built again when the status they take (their run's in the index) changed. */
+    const touchRun = (run: string) => {
+      if (wasIndex.byRun.get(run) === isIndex.byRun.get(run)) return;
       const sessions = byRun.get(run);
       if (sessions) for (let i = 0; i < sessions.length; i++) partOf(sessions[i]!);
-    });
+    };
+    for (let i = 0; i < changes.length; i++) {
+      const [a, b] = changes[i]!;
+      if (a) touchRun(a.runId);
+      if (b && b.runId !== a?.runId) touchRun(b.runId);
+    }
   }
   // A watcher receipt reaches the row of its session (when the session has a watcher of its id).
   if (state.receipts !== before.receipts) {
