@@ -44,7 +44,7 @@ const sessionArb = fc.record({
   hasCheckpoint: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
   /** A lane of the session at this index (when that one is a root), else a root. */
   laneOf: fc.option(fc.nat({ max: 7 }), { nil: null }),
-  /** A root with a loop launch report: its state log names its lanes. */
+  /** A loop launch report (a root's state log names its lanes; a lane whose root is gone follows its own). */
   report: fc.boolean(),
   size: fc.nat({ max: 1_000_000 }),
 });
@@ -70,7 +70,8 @@ function eventsFor(all: ReadonlyMap<number, SessionSpec>, indices: Iterable<numb
           runId: root === null ? null : `run-${i}`,
           size: s.size,
           continuation:
-            root !== null || s.armed === null ? null : { at: NOW - 30 * MIN, armed: s.armed, launch: s.report ? { report: reportOf(i), loop: null, launchTs: null } : null, nudgeCount: 0, raw: {} },
+            // A lane may carry one too (its root gone, it is its own row and follows its log).
+            s.armed === null ? null : { at: NOW - 30 * MIN, armed: s.armed, launch: s.report ? { report: reportOf(i), loop: null, launchTs: null } : null, nudgeCount: 0, raw: {} },
           waitState:
             s.timers.length || s.watchers.length
               ? {

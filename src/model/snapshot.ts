@@ -483,7 +483,9 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       fresh.push(built);
       return built;
     });
-    if (r.role === 'root') attachStateLog(r, state, fresh);
+    // Every row of the roots list, as the full build: a lane whose root is gone is its own row and
+    // follows its own launch report's log, if it has one.
+    attachStateLog(r, state, fresh);
     sortViews(r.lanes);
     return r;
   };
