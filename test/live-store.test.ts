@@ -13,7 +13,7 @@ import path from 'node:path';
 import { generateHome } from '../src/demo/generate.js';
 import { createLiveStore, startPaceDelay } from '../src/app/live-store.js';
 import { loadState } from '../src/cli/load-snapshot.js';
-import { afterInput } from '../src/readers/time-slices.js';
+import { afterInput, nextTurn } from '../src/readers/time-slices.js';
 import { sessionListOrTimeout } from '../src/app/run-dashboard.js';
 import { initialModelState, reduceEvents } from '../src/model/reducer.js';
 import type { ReaderEvent } from '../src/model/types.js';
@@ -93,20 +93,54 @@ test('the start\'s pacing: a change waits until five times the last frame\'s cos
   assert.equal(startPaceDelay({ ...at, starting: false, lastFrameMs: 1_000 }), 0, 'after the start nothing is held');
 });
 
-test('during the start, with frames that cost 10 s: the first change is published, the last at once when the home is read — the start is not held', async (t) => {
-  const { home, store } = await demoStore(t);
-  let told = 0;
-  // As the dashboard does: each published change is drawn, and what that cost is told back.
-  store.subscribe(() => {
-    told++;
-    store.frameCost(10_000);
+for (const cost of ['frames', 'preparations'] as const) {
+  test(`during the start, with ${cost} that cost 10 s: the first change is published, the last at once when the home is read — the start is not held`, async (t) => {
+    const { home, store } = await demoStore(t);
+    let told = 0;
+    // A preparation's time counts in the frame's cost, as the dashboard's render tells it.
+    if (cost === 'preparations') store.setPrepare(async () => 10_000);
+    // As the dashboard does: each published change is drawn, and what that cost is told back.
+    store.subscribe(() => {
+      told++;
+      store.frameCost(cost === 'frames' ? 10_000 : 0);
+    });
+    const t0 = performance.now();
+    await store.start();
+    const ms = performance.now() - t0;
+    assert.equal(store.getState().progress.get(home)?.done, true, 'the home read is published');
+    assert.ok(told <= 2, `the first change, then the last (${told})`);
+    assert.ok(ms < 10_000, `the start was not held (${Math.round(ms)} ms)`);
+    await store.stop();
   });
-  const t0 = performance.now();
+}
+
+test('with a preparation: each state is published only once it is prepared, one preparation at a time, a change made meanwhile after it; start() resolves with the last one published', async (t) => {
+  const { home, store } = await demoStore(t);
+  const prepared = new Set<unknown>();
+  let running = 0;
+  let most = 0;
+  let calls = 0;
+  store.setPrepare(async (state) => {
+    calls++;
+    running++;
+    most = Math.max(most, running);
+    // A few turns, as a build in slices gives them: the readers' batches come in meanwhile.
+    for (let i = 0; i < 3; i++) await nextTurn();
+    prepared.add(state);
+    running--;
+    return 1;
+  });
+  const published: unknown[] = [];
+  store.subscribe(() => {
+    published.push(store.getState());
+    store.frameCost(0);
+  });
   await store.start();
-  const ms = performance.now() - t0;
-  assert.equal(store.getState().progress.get(home)?.done, true, 'the home read is published');
-  assert.ok(told <= 2, `the first change, then the last (${told})`);
-  assert.ok(ms < 10_000, `the start was not held (${Math.round(ms)} ms)`);
+  const last = store.getState();
+  assert.equal(last.progress.get(home)?.done, true, 'the home read is published');
+  assert.ok(published.length > 0 && published.every((s) => prepared.has(s)), `every published state was prepared first (${published.length} published, ${calls} prepared)`);
+  assert.equal(most, 1, 'one preparation at a time');
+  assert.equal(published.at(-1), last, 'the last state published is the store\'s');
   await store.stop();
 });
 

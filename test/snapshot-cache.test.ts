@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import type { Checkpoint } from '../src/contract/checkpoint.js';
 import { generateHome } from '../src/demo/generate.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
-import { buildSnapshot, createSnapshotCache } from '../src/model/snapshot.js';
+import { buildSnapshot, createSnapshotCache, snapshotSteps } from '../src/model/snapshot.js';
 import type { ReaderEvent } from '../src/model/types.js';
 import { loadHomeOnce } from '../src/readers/home-reader.js';
 import { stateLogPathFromReport } from '../src/contract/paths.js';
@@ -22,6 +22,7 @@ import { createNextFrameChange, nextFrameChange } from '../src/views/next-change
 import { SORT_MODES, treeRowList, treeRows } from '../src/views/session-rows.js';
 import { initialViewState } from '../src/views/view-state.js';
 import { checkpoint, cpEvent, facts, factsEvent, fileOf, HOME, HOST, NOW } from './views-fixtures.js';
+import { prepareFrameSnapshot } from '../src/views/first-frame.js';
 
 const MIN = 60_000;
 const states = ['idle', 'requesting', 'tools', 'retry-wait', 'stopped', 'ended'] as const;
@@ -439,15 +440,7 @@ test('property: the row lists a dashboard takes, each patched from the last fram
       // did not change with the last one's.
       fc.boolean(),
       (specs, steps, sort, filter, many) => {
-        const copies = many ? Math.ceil(300 / specs.length) : 1;
-        const all = new Map<number, SessionSpec>();
-        for (const [i, s] of specs.entries()) all.set(i, s);
-        for (let k = 1; k < copies; k++) {
-          for (const [i, s] of specs.entries()) {
-            const quiet = { ...s, state: 'idle' as const, episode: null, recovery: null, timers: [], probe: 'none' as const, held: false, otherHost: false, report: false };
-            all.set(i + 8 * k, { ...quiet, laneOf: s.laneOf === null ? null : s.laneOf + 8 * k });
-          }
-        }
+        const all = withCopies(specs, many ? 300 : 1);
         let state = modelOf(all);
         const cache = createSnapshotCache();
         const collapsed: ReadonlySet<string> = new Set();
@@ -480,4 +473,116 @@ test('property: the row lists a dashboard takes, each patched from the last fram
     { numRuns: 300 },
   );
   assert.ok(patched >= 50, `a frame's list shared chunks with the last one's ${patched} times`);
+});
+
+/** `specs` and quiet copies of them, up to at least `n` sessions (the copies' lanes under the copies' roots). */
+function withCopies(specs: readonly SessionSpec[], n: number): Map<number, SessionSpec> {
+  const all = new Map<number, SessionSpec>();
+  const copies = Math.ceil(n / specs.length);
+  for (const [i, s] of specs.entries()) all.set(i, s);
+  for (let k = 1; k < copies; k++) {
+    for (const [i, s] of specs.entries()) {
+      const quiet = { ...s, state: 'idle' as const, episode: null, recovery: null, timers: [], probe: 'none' as const, held: false, otherHost: false, report: false };
+      all.set(i + 8 * k, { ...quiet, laneOf: s.laneOf === null ? null : s.laneOf + 8 * k });
+    }
+  }
+  return all;
+}
+
+/** Runs a snapshot's preparation to its end (snapshotSteps), calling `between` at each of its yields; returns how many there were. */
+function prepare(state: ModelState, now: number, cache: ReturnType<typeof createSnapshotCache>, between: (k: number) => void = () => undefined): number {
+  const steps = snapshotSteps(state, now, { host: HOST, cache });
+  let k = 0;
+  while (!steps.next().done) between(++k);
+  return k;
+}
+
+test('property: a snapshot prepared in steps, with frames of the state on screen built between them, is the one built afresh, and the frame that shows it only re-times it', () => {
+  let yielded = 0;
+  fc.assert(
+    fc.property(
+      fc.array(sessionArb, { minLength: 1, maxLength: 8 }),
+      fc.array(stepArb, { minLength: 1, maxLength: 12 }),
+      // A frame of the state on screen after every `every` steps (a tick, a key: as the dashboard's).
+      fc.integer({ min: 1, max: 4 }),
+      (specs, steps, every) => {
+        // Over 64 rows (a step's), so a build from scratch yields.
+        const all = withCopies(specs, 300);
+        let state = modelOf(all);
+        let now = NOW;
+        const cache = createSnapshotCache();
+        yielded += prepare(state, now, cache);
+        assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }), 'the first build');
+        for (const step of steps) {
+          const shown = state;
+          ({ state, now } = applyStep(all, state, now, step));
+          yielded += prepare(state, now, cache, (k) => {
+            if (k % every === 0) buildSnapshot(shown, now, { host: HOST, cache });
+          });
+          const last = cache.last;
+          assert.equal(last?.state, state, 'the cache holds the prepared state');
+          const frame = buildSnapshot(state, now, { host: HOST, cache });
+          if (now < last!.stableUntil) assert.equal(cache.last, last, 'the frame re-timed the prepared snapshot');
+          assert.deepEqual(frame, buildSnapshot(state, now, { host: HOST }), `after ${JSON.stringify(step).slice(0, 80)}`);
+        }
+      },
+    ),
+    { numRuns: 100 },
+  );
+  // Each run's first preparation builds ~300 rows from scratch: 4 yields or more.
+  assert.ok(yielded >= 400, `the preparations yielded ${yielded} times`);
+});
+
+test('every row rewritten at once (a warm start\'s cache facts): the patch gives up, the rows are built afresh — cached equals built, prepared in steps too', () => {
+  const [base] = fc.sample(sessionArb, { seed: 11, numRuns: 1 });
+  const all = withCopies([{ ...base!, laneOf: null }, { ...base!, laneOf: 0 }], 600);
+  let state = modelOf(all);
+  const cache = createSnapshotCache();
+  const same = (what: string) => assert.deepEqual(buildSnapshot(state, NOW, { host: HOST, cache }), buildSnapshot(state, NOW, { host: HOST }), what);
+  same('the first build');
+  const grow = () => {
+    for (const [i, s] of all) all.set(i, { ...s, size: s.size + 1 });
+    state = reduceEvents(state, eventsFor(all, all.keys()));
+  };
+  grow();
+  same('every row rewritten');
+  grow();
+  const yields = prepare(state, NOW, cache);
+  assert.ok(yields >= 600 / 64, `a build from scratch in steps (${yields} yields)`);
+  same('every row rewritten, prepared in steps');
+  // One row rewritten: a patch, in one go.
+  all.set(9, { ...all.get(9)!, size: all.get(9)!.size + 1 });
+  state = reduceEvents(state, eventsFor(all, [9]));
+  assert.equal(prepare(state, NOW, cache), 0, 'a patch does not yield');
+  same('one row rewritten, prepared');
+});
+
+test('prepareFrameSnapshot: a build from scratch gives the event loop a turn after its first slice, after each later one and before it resolves; the state on screen stays in the cache until then', async () => {
+  const [base] = fc.sample(sessionArb, { seed: 5, numRuns: 1 });
+  const all = withCopies([{ ...base!, laneOf: null }, { ...base!, laneOf: 0 }], 600);
+  const shown = modelOf(all);
+  const cache = createSnapshotCache();
+  buildSnapshot(shown, NOW, { host: HOST, cache });
+  for (const [i, s] of all) all.set(i, { ...s, size: s.size + 1 });
+  const next = reduceEvents(shown, eventsFor(all, all.keys()));
+  let turns = 0;
+  const onScreen: unknown[] = [];
+  // No time for a slice: a turn at every step of the build.
+  const worked = await prepareFrameSnapshot(next, NOW + 1_000, HOST, cache, {
+    firstMs: 0,
+    sliceMs: 0,
+    between: async () => {
+      turns++;
+      onScreen.push(cache.last?.state);
+    },
+  });
+  assert.ok(turns >= 600 / 64 + 1, `${turns} turns`);
+  assert.ok(onScreen.slice(0, -1).every((s) => s === shown), 'until the build is done, the cache holds the state on screen');
+  assert.equal(onScreen.at(-1), next, 'the last turn comes once it is done');
+  assert.equal(cache.last?.state, next);
+  assert.ok(worked > 0, `the time it worked is told (${worked} ms)`);
+  // A state already prepared costs no turn.
+  let again = 0;
+  await prepareFrameSnapshot(next, NOW + 2_000, HOST, cache, { between: async () => void again++ });
+  assert.equal(again, 0, 'nothing to prepare: no turn');
 });

@@ -27,6 +27,13 @@ export interface LiveStore {
   settled(): boolean;
   /** What the frame of the last published change cost to build (ms): spaces the start's changes (START_PACE). */
   frameCost(ms: number): void;
+  /**
+   * Work done on each state before it is published, resolving with the time it worked (ms): the
+   * dashboard's snapshot built in slices (views/first-frame.ts prepareFrameSnapshot), so the
+   * render that shows the state does not build it in one block. A change that comes meanwhile is
+   * published after it, prepared in turn. Its time counts in the frame's cost (START_PACE).
+   */
+  setPrepare(prepare: ((state: ModelState) => Promise<number>) | null): void;
 }
 
 export type LiveStoreOptions = Omit<HomeReaderOptions, 'home' | 'emit'>;
@@ -63,12 +70,34 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
   let toldAt = -Infinity;
   let lastFrameMs = 0;
   let paced: NodeJS.Timeout | null = null;
-  const tell = () => {
-    if (told) return;
-    told = true;
+  let prepare: ((state: ModelState) => Promise<number>) | null = null;
+  // A state being prepared (published when that is done), and what preparing the published one cost.
+  let preparing = false;
+  let preparedMs = 0;
+  const publish = (next: ModelState) => {
     toldAt = performance.now();
-    published = state;
+    published = next;
     for (const l of listeners) l();
+  };
+  const tell = () => {
+    // Told again when the preparation is done (told is still false then).
+    if (told || preparing) return;
+    told = true;
+    const next = state;
+    if (!prepare) {
+      preparedMs = 0;
+      publish(next);
+      return;
+    }
+    preparing = true;
+    void prepare(next)
+      .catch(() => 0)
+      .then((ms) => {
+        preparing = false;
+        preparedMs = ms;
+        publish(next);
+        if (!told) schedule();
+      });
   };
   const schedule = () => {
     const wait = startPaceDelay({ starting, toldAt, lastFrameMs, now: performance.now() });
@@ -109,7 +138,10 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       return () => listeners.delete(listener);
     },
     frameCost(ms) {
-      lastFrameMs = ms;
+      lastFrameMs = preparedMs + ms;
+    },
+    setPrepare(fn) {
+      prepare = fn;
     },
     async start(startOpts) {
       // The readers' background work (a whole cache write, the first chunks of the search) waits
@@ -130,7 +162,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
         await Promise.all(readers.map((r) => r.start({ ...startOpts, beforeBackground })));
         // Resolves once what was read is published (the pending turns come first), at once.
         endStart();
-        while (!told) await nextTurn();
+        while (!told || preparing) await nextTurn();
         if (timing.enabled) timing.ready(state.version);
       } finally {
         endStart();

@@ -214,6 +214,31 @@ export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOpti
 }
 
 /**
+ * Brings `opts.cache` up to `state` ahead of the frame that shows it, yielding between runs of
+ * rows so the caller can give the event loop a turn (views/first-frame.ts prepareFrameSnapshot):
+ * a later {@link buildSnapshot} of `state` at any `now` from this one on then only re-times it
+ * (or patches the rows whose window passed). A change a patch takes is patched without a yield;
+ * a build from scratch (a start's list, a warm start's cache facts replacing every row's:
+ * ~150–350 ms each on a home of 12 000 sessions) yields every {@link ROWS_PER_STEP} rows.
+ */
+export function* snapshotSteps(state: ModelState, now: number, opts: SnapshotOptions & { cache: SnapshotCache }): Generator<void, void, void> {
+  const cache = opts.cache;
+  const last = cache.last;
+  if (last && last.host === opts.host && last.builtAt <= now) {
+    if (last.state === state) return;
+    // A patch runs in one go: one that would rebuild more rows than STEPPED_PATCH_MAX is left to
+    // the build in slices.
+    const patched = patchSnapshot(cache, last, state, now, opts, STEPPED_PATCH_MAX);
+    if (patched) {
+      cache.last = { state, host: opts.host, builtAt: now, stableUntil: patched.stableUntil, snapshot: patched.snapshot };
+      return;
+    }
+  }
+  const built = yield* assembleSteps(state, now, opts);
+  cache.last = { state, host: opts.host, builtAt: now, stableUntil: built.stableUntil, snapshot: built.snapshot };
+}
+
+/**
  * The sessions of each run id of the join: a row's lane status is its run's (rowInputs: the run
  * id its session file names, else its checkpoint's). Made once per join and kept by the patches
  * that carry the join over: a part changed in place keeps both run ids (SESSION_FILES_IN_PLACE,
@@ -327,7 +352,15 @@ function replaceInPlace<V>(now: ReadonlyMap<string, V>, was: ReadonlyMap<string,
  * between roots, a duplicated session id, settings that changed — returns null: the caller builds
  * from scratch.
  */
-function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['last']>, state: ModelState, now: number, opts: SnapshotOptions): { snapshot: Snapshot; stableUntil: number } | null {
+/** A patch that changes at least this many rows, and a quarter of all, is a full build instead. */
+const FULL_BUILD_MIN = 256;
+/**
+ * The most rows {@link snapshotSteps} patches in one go (~15–20 ms on the start's interpreter):
+ * the lane statuses of 2 000 lanes arriving at once on the wide home held the loop ~66 ms so.
+ */
+const STEPPED_PATCH_MAX = 512;
+
+function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['last']>, state: ModelState, now: number, opts: SnapshotOptions, maxChanged = Infinity): { snapshot: Snapshot; stableUntil: number } | null {
   const before = last.state;
   const joined = cache.parts;
   if (!joined || joined.sessionFiles !== before.sessionFiles || joined.checkpoints !== before.checkpoints) return null;
@@ -342,14 +375,26 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   }
   // Which sessions changed, and only in place (same session, same place in the tree).
   const changed = new Map<string, SessionParts>();
-  /** The parts of `session` to change (a copy of the joined ones); null when it has none. */
+  // As many rows changed as a build from scratch is cheaper for (a warm start's cache facts
+  // replacing every row's, the lane statuses of thousands of lanes arriving at once), or more than
+  // the caller patches in one go: the patch gives up as soon as that is so. Its work per changed
+  // row is ~3× a build's (the copies of parts and roots, the touches, a sort per root): on the
+  // wide home's 12 013 rows such a patch took ~230 ms of a frame, and finding that every row
+  // changed took ~87 ms before this bound.
+  const limit = Math.min(maxChanged + 1, Math.max(FULL_BUILD_MIN, Math.ceil(joined.parts.size / 4)));
+  let tooMany = false;
+  /** The parts of `session` to change (a copy of the joined ones); null when it has none, or too many rows change. */
   const partOf = (session: string): SessionParts | null => {
     const had = changed.get(session);
     if (had) return had;
     const p = joined.parts.get(session);
-    if (!p) return null;
+    if (!p || tooMany) return null;
     const copy = { ...p };
     changed.set(session, copy);
+    if (changed.size >= limit) {
+      tooMany = true;
+      return null;
+    }
     return copy;
   };
   if (!replaceInPlace(state.sessionFiles, before.sessionFiles, SESSION_FILES_IN_PLACE, joined.duplicated, partOf)) return null;
@@ -361,12 +406,14 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     joined.parts.forEach((_, session) => {
       if ((was.get(session) ?? 0) !== (is.get(session) ?? 0)) partOf(session);
     });
+    if (tooMany) return null;
   }
   if (state.probes !== before.probes) {
     joined.parts.forEach((p, session) => {
       const pid = (changed.get(session) ?? p).checkpoint?.checkpoint.pid;
       if (pid && state.probes.get(pid) !== before.probes.get(pid)) partOf(session);
     });
+    if (tooMany) return null;
   }
   // A lane status reaches the rows of the sessions of its run. Not a full build: a running lane's
   // status.json is rewritten at its turns and tools, and a build from scratch of the wide home's
@@ -384,11 +431,12 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       const sessions = byRun.get(run);
       if (sessions) for (let i = 0; i < sessions.length; i++) partOf(sessions[i]!);
     };
-    for (let i = 0; i < changes.length; i++) {
+    for (let i = 0; i < changes.length && !tooMany; i++) {
       const [a, b] = changes[i]!;
       if (a) touchRun(a.runId);
       if (b && b.runId !== a?.runId) touchRun(b.runId);
     }
+    if (tooMany) return null;
   }
   // A watcher receipt reaches the row of its session (when the session has a watcher of its id).
   if (state.receipts !== before.receipts) {
@@ -396,6 +444,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       if (a) partOf(a.session);
       if (b) partOf(b.session);
     });
+    if (tooMany) return null;
   }
   // A state log reaches the roots that follow it (their launch report's log: attachStateLog) and
   // their lanes, which its dispatches name, task and give deadlines; so does a root's launch report
@@ -418,6 +467,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       for (let j = 0; j < root.lanes.length; j++) if (!partOf(root.lanes[j]!.session)) return null;
     }
   }
+  if (tooMany) return null;
   // Rows whose state can have moved since they were built are built again too (none can while
   // `now` is inside the last snapshot's window: its edge is at most every row's own).
   const stale = new Set<string>();
@@ -627,6 +677,24 @@ function retimeRoot(root: SessionView, now: number): SessionView {
 }
 
 function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions): { snapshot: Snapshot; stableUntil: number } {
+  const steps = assembleSteps(state, now, opts);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Rows built between two of {@link assembleSteps}'s yields (~1–2 ms on the start's interpreter). */
+const ROWS_PER_STEP = 64;
+
+/**
+ * A snapshot built from scratch, yielding after every {@link ROWS_PER_STEP} rows so a caller can
+ * give the event loop a turn between them (prepareSnapshot). What it keeps in the cache (the
+ * join, the row memo's pruning) is written when it is done: a build of another state in between
+ * (a frame of the state on screen) sees the cache as it was, but for rows memoised meanwhile,
+ * which are each checked against their inputs before use.
+ */
+function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions): Generator<void, { snapshot: Snapshot; stableUntil: number }, void> {
   const homeLimits = settingsLimits(state.settings);
   const limitsFor = (home: string) => {
     let l = homeLimits.get(home);
@@ -647,7 +715,6 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
       if (p.facts && p.facts.role === 'root') rootIdByFile.set(p.facts.file, p.session);
     });
     joined = { sessionFiles: state.sessionFiles, checkpoints: state.checkpoints, parts, rootIdByFile, duplicated };
-    if (cache) cache.parts = joined;
   }
   const { parts, rootIdByFile } = joined;
 
@@ -661,28 +728,40 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
   // The loops over every session go by forEach and index, not by iterators: a start builds this for
   // 1 213 sessions of the big home several times, interpreted (docs/PERFORMANCE.md, "Indexed loops
   // on the start's path").
-  parts.forEach((p) => {
+  const list: SessionParts[] = [];
+  parts.forEach((p) => list.push(p));
+  // The rows in the order of `list` (and of `views`), for the loops below.
+  const built: SessionView[] = new Array<SessionView>(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const p = list[i]!;
     const inputs = rowInputs(p, state, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById, opts.host);
     const row = cache ? memoSessionView(cache, p, inputs, now, opts, generation) : sessionView(p, inputs, now, opts);
     views.set(p.session, row.view);
+    built[i] = row.view;
     if (row.stableUntil < stableUntil) stableUntil = row.stableUntil;
-  });
-  if (cache && generation % 64 === 0) {
-    const rows = cache.rows;
-    rows.forEach((m, k) => {
-      if (m.generation !== generation) rows.delete(k);
-    });
+    if ((i + 1) % ROWS_PER_STEP === 0) yield;
+  }
+  if (cache) {
+    cache.parts = joined;
+    if (generation % 64 === 0) {
+      const rows = cache.rows;
+      rows.forEach((m, k) => {
+        if (m.generation !== generation) rows.delete(k);
+      });
+    }
   }
 
   // Attach lanes to roots: by the lane's root file, else the checkpoint's parentSession (id or path).
   const roots: SessionView[] = [];
   const orphans: SessionView[] = [];
-  views.forEach((view) => {
+  for (let i = 0; i < built.length; i++) {
+    if ((i + 1) % ROWS_PER_STEP === 0) yield;
+    const view = built[i]!;
     if (view.role === 'root') {
       roots.push(view);
-      return;
+      continue;
     }
-    const p = parts.get(view.session)!;
+    const p = list[i]!;
     const parentKey = p.facts?.rootFile ?? p.checkpoint?.checkpoint.parentSession ?? null;
     const parentId = parentKey ? (rootIdByFile.get(parentKey) ?? (views.has(parentKey) ? parentKey : sessionIdFromName(path.basename(parentKey)))) : null;
     const parent = parentId ? views.get(parentId) : undefined;
@@ -690,13 +769,18 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
       view.parent = parent.session;
       parent.lanes.push(view);
     } else orphans.push(view);
-  });
+  }
   // A lane whose root we cannot see is still shown, as its own row.
   roots.push(...orphans);
 
-  for (let i = 0; i < roots.length; i++) {
+  for (let i = 0, rows = 0; i < roots.length; i++) {
     attachStateLog(roots[i]!, state);
     sortViews(roots[i]!.lanes);
+    rows += 1 + roots[i]!.lanes.length;
+    if (rows >= ROWS_PER_STEP) {
+      rows = 0;
+      yield;
+    }
   }
   sortViews(roots);
 
