@@ -20,6 +20,15 @@ import type { ReaderEvent } from '../src/model/types.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 
+/** Resolves once `cond` holds (checked every turn); rejects after `ms`. */
+async function waitUntil(cond: () => boolean, ms = 5_000): Promise<void> {
+  const until = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > until) throw new Error(`condition not met within ${ms} ms`);
+    await nextTurn();
+  }
+}
+
 /** A store (no watching) over a fresh demo home. */
 async function demoStore(t: { after: (fn: () => void) => void }) {
   const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-live-store-'));
@@ -114,7 +123,7 @@ for (const cost of ['frames', 'preparations'] as const) {
   });
 }
 
-test('with a preparation: each state is published only once it is prepared, one preparation at a time, a change made meanwhile after it; start() resolves with the last one published', async (t) => {
+test('with a preparation: each state is published only once it is prepared, one preparation at a time, changes made meanwhile after it, versions only going up; start() resolves with the last one published', async (t) => {
   const { home, store } = await demoStore(t);
   const prepared = new Set<unknown>();
   let running = 0;
@@ -130,7 +139,7 @@ test('with a preparation: each state is published only once it is prepared, one 
     running--;
     return 1;
   });
-  const published: unknown[] = [];
+  const published: { version: number }[] = [];
   store.subscribe(() => {
     published.push(store.getState());
     store.frameCost(0);
@@ -140,8 +149,56 @@ test('with a preparation: each state is published only once it is prepared, one 
   assert.equal(last.progress.get(home)?.done, true, 'the home read is published');
   assert.ok(published.length > 0 && published.every((s) => prepared.has(s)), `every published state was prepared first (${published.length} published, ${calls} prepared)`);
   assert.equal(most, 1, 'one preparation at a time');
+  for (let i = 1; i < published.length; i++) assert.ok(published[i]!.version > published[i - 1]!.version, `published in order (${published.map((s) => s.version).join(', ')})`);
+  assert.ok([...prepared].every((s) => published.includes(s as { version: number })), 'every prepared state was published');
+  assert.ok(calls >= 2, `the start's batches came as several states (${calls})`);
   assert.equal(published.at(-1), last, 'the last state published is the store\'s');
   await store.stop();
+});
+
+test('a preparation that fails (rejects or throws at once) still publishes its state; stop() during a preparation publishes it, then the last state', async (t) => {
+  for (const failure of ['reject', 'throw'] as const) {
+    const { home, store } = await demoStore(t);
+    let calls = 0;
+    store.setPrepare((() => {
+      calls++;
+      if (failure === 'throw') throw new Error('prepare failed at once');
+      return Promise.reject(new Error('prepare failed'));
+    }) as (s: unknown) => Promise<number>);
+    await store.start();
+    assert.ok(calls > 0, `${failure}: it was asked`);
+    assert.equal(store.getState().progress.get(home)?.done, true, `${failure}: the home read is published`);
+    await store.stop();
+  }
+  const { home, store } = await demoStore(t);
+  let release: () => void = () => undefined;
+  let held = 0;
+  store.setPrepare(async () => {
+    held++;
+    // The first preparation waits until stop() has begun.
+    if (held === 1) await new Promise<void>((resolve) => (release = resolve));
+    return 1;
+  });
+  const published: unknown[] = [];
+  store.subscribe(() => published.push(store.getState()));
+  const started = store.start();
+  await waitUntil(() => held === 1);
+  // Read on while the first state is held: later changes wait behind it. stop() waits for it
+  // (given a second to end, it does not), then publishes it and the last state.
+  let stopped = false;
+  const stopping = store.stop().then(() => (stopped = true));
+  try {
+    await waitUntil(() => stopped, 1_000).catch(() => undefined);
+    assert.equal(stopped, false, 'stop() waits for the state being prepared');
+    assert.equal(published.length, 0, 'nothing was published while it was held');
+  } finally {
+    // Never left held: the start waits for it.
+    release();
+  }
+  await stopping;
+  await started;
+  assert.ok(published.length >= 1, 'the held state was published');
+  assert.equal(published.at(-1), store.getState(), 'and the last state, once stopped');
 });
 
 /** A connected pair of sockets on the loopback interface. */

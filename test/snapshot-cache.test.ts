@@ -497,15 +497,18 @@ function prepare(state: ModelState, now: number, cache: ReturnType<typeof create
   return k;
 }
 
-test('property: a snapshot prepared in steps, with frames of the state on screen built between them, is the one built afresh, and the frame that shows it only re-times it', () => {
+test('property: a snapshot prepared in steps, with frames of the state on screen built between them at later instants, is the one built afresh, and so is each of those frames; the frame that shows it only re-times it', () => {
   let yielded = 0;
+  let between = 0;
   fc.assert(
     fc.property(
       fc.array(sessionArb, { minLength: 1, maxLength: 8 }),
       fc.array(stepArb, { minLength: 1, maxLength: 12 }),
-      // A frame of the state on screen after every `every` steps (a tick, a key: as the dashboard's).
+      // A frame of the state on screen after every `every` steps (a tick, a key: as the dashboard's)…
       fc.integer({ min: 1, max: 4 }),
-      (specs, steps, every) => {
+      // …each `dt` ms after the last (row windows pass meanwhile: a checkpoint goes stale).
+      fc.integer({ min: 1, max: 40_000 }),
+      (specs, steps, every, dt) => {
         // Over 64 rows (a step's), so a build from scratch yields.
         const all = withCopies(specs, 300);
         let state = modelOf(all);
@@ -516,14 +519,20 @@ test('property: a snapshot prepared in steps, with frames of the state on screen
         for (const step of steps) {
           const shown = state;
           ({ state, now } = applyStep(all, state, now, step));
+          let t = now;
           yielded += prepare(state, now, cache, (k) => {
-            if (k % every === 0) buildSnapshot(shown, now, { host: HOST, cache });
+            if (k % every !== 0) return;
+            t += dt;
+            between++;
+            assert.deepEqual(buildSnapshot(shown, t, { host: HOST, cache }), buildSnapshot(shown, t, { host: HOST }), `a frame of the state on screen, +${t - now} ms into the preparation`);
           });
           const last = cache.last;
           assert.equal(last?.state, state, 'the cache holds the prepared state');
-          const frame = buildSnapshot(state, now, { host: HOST, cache });
-          if (now < last!.stableUntil) assert.equal(cache.last, last, 'the frame re-timed the prepared snapshot');
-          assert.deepEqual(frame, buildSnapshot(state, now, { host: HOST }), `after ${JSON.stringify(step).slice(0, 80)}`);
+          t += dt;
+          const frame = buildSnapshot(state, t, { host: HOST, cache });
+          if (t < last!.stableUntil) assert.equal(cache.last, last, 'the frame re-timed the prepared snapshot');
+          assert.deepEqual(frame, buildSnapshot(state, t, { host: HOST }), `after ${JSON.stringify(step).slice(0, 80)}, +${t - now} ms`);
+          now = t;
         }
       },
     ),
@@ -531,6 +540,7 @@ test('property: a snapshot prepared in steps, with frames of the state on screen
   );
   // Each run's first preparation builds ~300 rows from scratch: 4 yields or more.
   assert.ok(yielded >= 400, `the preparations yielded ${yielded} times`);
+  assert.ok(between >= 100, `frames of the state on screen were built during preparations ${between} times`);
 });
 
 test('every row rewritten at once (a warm start\'s cache facts): the patch gives up, the rows are built afresh — cached equals built, prepared in steps too', () => {
@@ -545,7 +555,9 @@ test('every row rewritten at once (a warm start\'s cache facts): the patch gives
     state = reduceEvents(state, eventsFor(all, all.keys()));
   };
   grow();
+  const generation = cache.generation;
   same('every row rewritten');
+  assert.equal(cache.generation, generation + 1, 'built from scratch (a patch keeps the generation)');
   grow();
   const yields = prepare(state, NOW, cache);
   assert.ok(yields >= 600 / 64, `a build from scratch in steps (${yields} yields)`);
@@ -557,7 +569,7 @@ test('every row rewritten at once (a warm start\'s cache facts): the patch gives
   same('one row rewritten, prepared');
 });
 
-test('prepareFrameSnapshot: a build from scratch gives the event loop a turn after its first slice, after each later one and before it resolves; the state on screen stays in the cache until then', async () => {
+test('prepareFrameSnapshot: a build from scratch gives the event loop a turn after its first slice, after each later one and before its result is written; the state on screen stays in the cache until it resolves', async () => {
   const [base] = fc.sample(sessionArb, { seed: 5, numRuns: 1 });
   const all = withCopies([{ ...base!, laneOf: null }, { ...base!, laneOf: 0 }], 600);
   const shown = modelOf(all);
@@ -577,9 +589,8 @@ test('prepareFrameSnapshot: a build from scratch gives the event loop a turn aft
     },
   });
   assert.ok(turns >= 600 / 64 + 1, `${turns} turns`);
-  assert.ok(onScreen.slice(0, -1).every((s) => s === shown), 'until the build is done, the cache holds the state on screen');
-  assert.equal(onScreen.at(-1), next, 'the last turn comes once it is done');
-  assert.equal(cache.last?.state, next);
+  assert.ok(onScreen.every((s) => s === shown), 'at every turn, the last one too, the cache holds the state on screen');
+  assert.equal(cache.last?.state, next, 'once it resolves, the prepared state');
   assert.ok(worked > 0, `the time it worked is told (${worked} ms)`);
   // A state already prepared costs no turn.
   let again = 0;

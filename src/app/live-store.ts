@@ -72,7 +72,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
   let paced: NodeJS.Timeout | null = null;
   let prepare: ((state: ModelState) => Promise<number>) | null = null;
   // A state being prepared (published when that is done), and what preparing the published one cost.
-  let preparing = false;
+  let preparing: Promise<void> | null = null;
   let preparedMs = 0;
   const publish = (next: ModelState) => {
     toldAt = performance.now();
@@ -89,17 +89,22 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       publish(next);
       return;
     }
-    preparing = true;
-    void prepare(next)
+    const fn = prepare;
+    // Published when prepared, whatever the preparation did (a failure leaves the frame to build
+    // it); a change made meanwhile is scheduled after it.
+    preparing = Promise.resolve()
+      .then(() => fn(next))
       .catch(() => 0)
       .then((ms) => {
-        preparing = false;
+        preparing = null;
         preparedMs = ms;
         publish(next);
         if (!told) schedule();
       });
   };
   const schedule = () => {
+    // A held change is already on its way (a change made while one was being prepared).
+    if (paced) return;
     const wait = startPaceDelay({ starting, toldAt, lastFrameMs, now: performance.now() });
     if (wait <= 0) return afterInput(tell);
     paced = setTimeout(() => {
@@ -162,7 +167,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
         await Promise.all(readers.map((r) => r.start({ ...startOpts, beforeBackground })));
         // Resolves once what was read is published (the pending turns come first), at once.
         endStart();
-        while (!told || preparing) await nextTurn();
+        while (!told || preparing !== null) await nextTurn();
         if (timing.enabled) timing.ready(state.version);
       } finally {
         endStart();
@@ -174,7 +179,10 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     async stop() {
       await Promise.all(readers.map((r) => r.stop()));
       cancelPace();
+      // The state being prepared is published first; then the last one, if it is newer.
+      await preparing;
       tell();
+      await preparing;
     },
     get eventsSeen() {
       return eventsSeen;

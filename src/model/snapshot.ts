@@ -221,7 +221,7 @@ export function buildSnapshot(state: ModelState, now: number, opts: SnapshotOpti
  * a build from scratch (a start's list, a warm start's cache facts replacing every row's:
  * ~150–350 ms each on a home of 12 000 sessions) yields every {@link ROWS_PER_STEP} rows.
  */
-export function* snapshotSteps(state: ModelState, now: number, opts: SnapshotOptions & { cache: SnapshotCache }): Generator<void, void, void> {
+export function* snapshotSteps(state: ModelState, now: number, opts: SnapshotOptions & { cache: SnapshotCache }): Generator<Step, void, void> {
   const cache = opts.cache;
   const last = cache.last;
   if (last && last.host === opts.host && last.builtAt <= now) {
@@ -234,7 +234,7 @@ export function* snapshotSteps(state: ModelState, now: number, opts: SnapshotOpt
       return;
     }
   }
-  const built = yield* assembleSteps(state, now, opts);
+  const built = yield* assembleSteps(state, now, opts, true);
   cache.last = { state, host: opts.host, builtAt: now, stableUntil: built.stableUntil, snapshot: built.snapshot };
 }
 
@@ -677,7 +677,7 @@ function retimeRoot(root: SessionView, now: number): SessionView {
 }
 
 function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions): { snapshot: Snapshot; stableUntil: number } {
-  const steps = assembleSteps(state, now, opts);
+  const steps = assembleSteps(state, now, opts, false);
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
@@ -688,13 +688,21 @@ function assembleSnapshot(state: ModelState, now: number, opts: SnapshotOptions)
 const ROWS_PER_STEP = 64;
 
 /**
+ * What a step of {@link snapshotSteps} yields: nothing between runs of rows; COMMIT once all is
+ * built, before the cache is written (a caller that gave turns gives one there too, so the last
+ * run of rows and the frame that shows the result are not one block).
+ */
+export const COMMIT = 'commit';
+export type Step = typeof COMMIT | undefined;
+
+/**
  * A snapshot built from scratch, yielding after every {@link ROWS_PER_STEP} rows so a caller can
  * give the event loop a turn between them (prepareSnapshot). What it keeps in the cache (the
  * join, the row memo's pruning) is written when it is done: a build of another state in between
  * (a frame of the state on screen) sees the cache as it was, but for rows memoised meanwhile,
  * which are each checked against their inputs before use.
  */
-function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions): Generator<void, { snapshot: Snapshot; stableUntil: number }, void> {
+function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, stepped: boolean): Generator<Step, { snapshot: Snapshot; stableUntil: number }, void> {
   const homeLimits = settingsLimits(state.settings);
   const limitsFor = (home: string) => {
     let l = homeLimits.get(home);
@@ -732,30 +740,42 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions): 
   parts.forEach((p) => list.push(p));
   // The rows in the order of `list` (and of `views`), for the loops below.
   const built: SessionView[] = new Array<SessionView>(list.length);
+  // In steps, the rows built are kept apart until the end (`written`), and each row's memo is
+  // noted: frames of the state on screen built meanwhile then see the cache's memos as they
+  // were, and the memos they write are put back to this build's at the end — the patch that
+  // follows judges a row's window by its memo, which must be the one the row came from.
+  const written = cache && stepped ? new Map<string, ViewMemo>() : undefined;
+  const memoKeys: string[] | null = written ? new Array<string>(list.length) : null;
+  const memos: ViewMemo[] | null = written ? new Array<ViewMemo>(list.length) : null;
   for (let i = 0; i < list.length; i++) {
     const p = list[i]!;
     const inputs = rowInputs(p, state, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById, opts.host);
-    const row = cache ? memoSessionView(cache, p, inputs, now, opts, generation) : sessionView(p, inputs, now, opts);
-    views.set(p.session, row.view);
-    built[i] = row.view;
-    if (row.stableUntil < stableUntil) stableUntil = row.stableUntil;
-    if ((i + 1) % ROWS_PER_STEP === 0) yield;
-  }
-  if (cache) {
-    cache.parts = joined;
-    if (generation % 64 === 0) {
-      const rows = cache.rows;
-      rows.forEach((m, k) => {
-        if (m.generation !== generation) rows.delete(k);
-      });
+    let view: SessionView;
+    let rowStable: number;
+    if (cache) {
+      const row = memoSessionView(cache, p, inputs, now, opts, generation, written);
+      if (memoKeys && memos) {
+        memoKeys[i] = row.key;
+        memos[i] = row.memo;
+      }
+      view = row.view;
+      rowStable = row.stableUntil;
+    } else {
+      const row = sessionView(p, inputs, now, opts);
+      view = row.view;
+      rowStable = row.stableUntil;
     }
+    views.set(p.session, view);
+    built[i] = view;
+    if (rowStable < stableUntil) stableUntil = rowStable;
+    if (stepped && (i + 1) % ROWS_PER_STEP === 0) yield;
   }
 
   // Attach lanes to roots: by the lane's root file, else the checkpoint's parentSession (id or path).
   const roots: SessionView[] = [];
   const orphans: SessionView[] = [];
   for (let i = 0; i < built.length; i++) {
-    if ((i + 1) % ROWS_PER_STEP === 0) yield;
+    if (stepped && (i + 1) % ROWS_PER_STEP === 0) yield;
     const view = built[i]!;
     if (view.role === 'root') {
       roots.push(view);
@@ -777,12 +797,27 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions): 
     attachStateLog(roots[i]!, state);
     sortViews(roots[i]!.lanes);
     rows += 1 + roots[i]!.lanes.length;
-    if (rows >= ROWS_PER_STEP) {
+    if (stepped && rows >= ROWS_PER_STEP) {
       rows = 0;
       yield;
     }
   }
   sortViews(roots);
+
+  // All built: what is kept in the cache is written in one go, with no turn after it before the
+  // caller takes the snapshot as the cache's last (snapshotSteps). The turn the caller may give
+  // before that (COMMIT) is the last in which a frame of the state on screen can be built.
+  if (stepped) yield COMMIT;
+  if (cache) {
+    if (memoKeys && memos) for (let i = 0; i < memos.length; i++) cache.rows.set(memoKeys[i]!, memos[i]!);
+    cache.parts = joined;
+    if (generation % 64 === 0) {
+      const rows = cache.rows;
+      rows.forEach((m, k) => {
+        if (m.generation !== generation) rows.delete(k);
+      });
+    }
+  }
 
   const incidents = incidentsSorted;
   const warnings = warningList(state.warnings, homeLimits);
@@ -900,21 +935,31 @@ interface ViewMemo {
  * A row from the cache when its inputs are unchanged and `now` lies in [builtAt, stableUntil):
  * nothing but its countdowns and checkpoint age can differ there, and those are recomputed
  * exactly. A tick over a home of 1 000 sessions then builds only the rows whose state can move.
- * Views are handed out as copies, as the snapshot attaches lanes and state logs.
+ * Views are handed out as copies, as the snapshot attaches lanes and state logs. `written`: where
+ * a build in steps keeps the rows it builds until it is done (assembleSteps), read before the
+ * cache's own.
  */
-function memoSessionView(cache: SnapshotCache, p: SessionParts, inputs: RowInputs, now: number, opts: SnapshotOptions, generation: number): { view: SessionView; stableUntil: number } {
+function memoSessionView(
+  cache: SnapshotCache,
+  p: SessionParts,
+  inputs: RowInputs,
+  now: number,
+  opts: SnapshotOptions,
+  generation: number,
+  written?: Map<string, ViewMemo>,
+): { view: SessionView; stableUntil: number; key: string; memo: ViewMemo } {
   const key = `${p.home}\0${p.session}`;
-  let m = cache.rows.get(key);
+  let m = written?.get(key) ?? cache.rows.get(key);
   if (m && sameInputs(m.inputs, inputs) && m.builtAt <= now && now < m.stableUntil) {
     m.generation = generation;
     // A copy either way: the snapshot attaches lanes and state logs to it.
     const v = retime(m.view, now);
-    return { view: v === m.view ? { ...v, lanes: [] } : Object.assign(v, { lanes: [] }), stableUntil: m.stableUntil };
+    return { view: v === m.view ? { ...v, lanes: [] } : Object.assign(v, { lanes: [] }), stableUntil: m.stableUntil, key, memo: m };
   }
   const built = sessionView(p, inputs, now, opts);
   m = { inputs, builtAt: now, stableUntil: built.stableUntil, view: built.view, generation };
-  cache.rows.set(key, m);
-  return { view: { ...built.view, lanes: [] }, stableUntil: built.stableUntil };
+  (written ?? cache.rows).set(key, m);
+  return { view: { ...built.view, lanes: [] }, stableUntil: built.stableUntil, key, memo: m };
 }
 
 /** How old the row's checkpoint is at `now` (negative for one stamped in the future); null without one. */

@@ -72,6 +72,8 @@ export class SessionCache<T> {
   private rest: CacheFile | null = null;
   /** The cache directory was swept of temp files dead writers left (once, at the first save). */
   private swept = false;
+  /** While `retain` runs: the keys set since it began (they are kept). */
+  private retaining: Set<string> | null = null;
   /**
    * `home` with its trailing separator, made once: a getter built it at every lookup (a new
    * string, flattened by the `startsWith`) — ~17 500 lookups in a warm start of the big home,
@@ -179,7 +181,9 @@ export class SessionCache<T> {
   }
 
   set(file: string, entry: T): void {
-    this.entries.set(this.key(file), entry);
+    const key = this.key(file);
+    this.entries.set(key, entry);
+    this.retaining?.add(key);
     this.changedNow();
   }
 
@@ -197,22 +201,30 @@ export class SessionCache<T> {
    * Keeps only the entries of `files` (files gone from the home are forgotten), giving the event
    * loop a turn whenever `slices` says one is due: over the 39 045 files of a home of 12 000
    * sessions it was a block of ~40–55 ms right after the start (the big home's 8 445: ~10 ms).
-   * Only entries there when it is called can go: one set meanwhile is of a file found since.
+   * Only entries there when it is called, and not set since, can go: one set meanwhile is of a
+   * file found (or made again) since.
    */
   async retain(files: readonly string[], slices: Slices = NO_SLICES): Promise<void> {
     // Over every file of the home, at the first save after a start: indexed, and the map by
     // forEach, not by iterators (docs/PERFORMANCE.md, "Indexed loops on the start's path").
     const had: string[] = [];
     this.entries.forEach((_, k) => had.push(k));
-    const keep = new Set<string>();
-    for (let i = 0; i < files.length; i++) {
-      keep.add(this.key(files[i]!));
-      if (i % 256 === 255 && slices.due()) await slices.pause();
-    }
-    for (let i = 0; i < had.length; i++) {
-      const k = had[i]!;
-      if (!keep.has(k) && this.entries.delete(k)) this.dirty = true;
-      if (i % 256 === 255 && slices.due()) await slices.pause();
+    // Entries set while it pauses are of files found since (or made again): kept.
+    const setSince = new Set<string>();
+    this.retaining = setSince;
+    try {
+      const keep = new Set<string>();
+      for (let i = 0; i < files.length; i++) {
+        keep.add(this.key(files[i]!));
+        if (i % 256 === 255 && slices.due()) await slices.pause();
+      }
+      for (let i = 0; i < had.length; i++) {
+        const k = had[i]!;
+        if (!keep.has(k) && !setSince.has(k) && this.entries.delete(k)) this.dirty = true;
+        if (i % 256 === 255 && slices.due()) await slices.pause();
+      }
+    } finally {
+      this.retaining = null;
     }
   }
 
