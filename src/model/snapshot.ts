@@ -339,6 +339,14 @@ function replaceInPlace<V>(now: ReadonlyMap<string, V>, was: ReadonlyMap<string,
   return inPlace;
 }
 
+/** A patch that changes at least this many rows, and a quarter of all, is a full build instead. */
+const FULL_BUILD_MIN = 256;
+/**
+ * The most rows {@link snapshotSteps} patches in one go (~15–20 ms on the start's interpreter):
+ * the lane statuses of 2 000 lanes arriving at once on the wide home held the loop ~66 ms so.
+ */
+const STEPPED_PATCH_MAX = 512;
+
 /**
  * The common live case in a fraction of a full build: some session files and checkpoints were
  * replaced (appends, checkpoint rewrites), incidents came or went, a probe saw something new, a
@@ -352,14 +360,6 @@ function replaceInPlace<V>(now: ReadonlyMap<string, V>, was: ReadonlyMap<string,
  * between roots, a duplicated session id, settings that changed — returns null: the caller builds
  * from scratch.
  */
-/** A patch that changes at least this many rows, and a quarter of all, is a full build instead. */
-const FULL_BUILD_MIN = 256;
-/**
- * The most rows {@link snapshotSteps} patches in one go (~15–20 ms on the start's interpreter):
- * the lane statuses of 2 000 lanes arriving at once on the wide home held the loop ~66 ms so.
- */
-const STEPPED_PATCH_MAX = 512;
-
 function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['last']>, state: ModelState, now: number, opts: SnapshotOptions, maxChanged = Infinity): { snapshot: Snapshot; stableUntil: number } | null {
   const before = last.state;
   const joined = cache.parts;
@@ -696,11 +696,10 @@ export const COMMIT = 'commit';
 export type Step = typeof COMMIT | undefined;
 
 /**
- * A snapshot built from scratch, yielding after every {@link ROWS_PER_STEP} rows so a caller can
- * give the event loop a turn between them (prepareSnapshot). What it keeps in the cache (the
- * join, the row memo's pruning) is written when it is done: a build of another state in between
- * (a frame of the state on screen) sees the cache as it was, but for rows memoised meanwhile,
- * which are each checked against their inputs before use.
+ * A snapshot built from scratch. `stepped` (snapshotSteps): it yields after every
+ * {@link ROWS_PER_STEP} rows so the caller can give the event loop a turn between them, and keeps
+ * what goes into the cache (its rows' memos, the join, the memo's pruning) until it is done, so
+ * a build of another state in between (a frame of the state on screen) sees the cache as it was.
  */
 function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, stepped: boolean): Generator<Step, { snapshot: Snapshot; stableUntil: number }, void> {
   const homeLimits = settingsLimits(state.settings);
@@ -740,34 +739,18 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   parts.forEach((p) => list.push(p));
   // The rows in the order of `list` (and of `views`), for the loops below.
   const built: SessionView[] = new Array<SessionView>(list.length);
-  // In steps, the rows built are kept apart until the end (`written`), and each row's memo is
-  // noted: frames of the state on screen built meanwhile then see the cache's memos as they
-  // were, and the memos they write are put back to this build's at the end — the patch that
-  // follows judges a row's window by its memo, which must be the one the row came from.
+  // In steps, every row's memo (built or reused) is kept apart until the end (`written`): frames
+  // of the state on screen built meanwhile see the cache's memos as they were, and the memos they
+  // write are put back to this build's at the end — the patch that follows judges a row's window
+  // by its memo, which must be the one the row came from.
   const written = cache && stepped ? new Map<string, ViewMemo>() : undefined;
-  const memoKeys: string[] | null = written ? new Array<string>(list.length) : null;
-  const memos: ViewMemo[] | null = written ? new Array<ViewMemo>(list.length) : null;
   for (let i = 0; i < list.length; i++) {
     const p = list[i]!;
     const inputs = rowInputs(p, state, limitsFor(p.home), incidentsBySession, laneStatusByRun, receiptsById, opts.host);
-    let view: SessionView;
-    let rowStable: number;
-    if (cache) {
-      const row = memoSessionView(cache, p, inputs, now, opts, generation, written);
-      if (memoKeys && memos) {
-        memoKeys[i] = row.key;
-        memos[i] = row.memo;
-      }
-      view = row.view;
-      rowStable = row.stableUntil;
-    } else {
-      const row = sessionView(p, inputs, now, opts);
-      view = row.view;
-      rowStable = row.stableUntil;
-    }
-    views.set(p.session, view);
-    built[i] = view;
-    if (rowStable < stableUntil) stableUntil = rowStable;
+    const row = cache ? memoSessionView(cache, p, inputs, now, opts, generation, written) : sessionView(p, inputs, now, opts);
+    views.set(p.session, row.view);
+    built[i] = row.view;
+    if (row.stableUntil < stableUntil) stableUntil = row.stableUntil;
     if (stepped && (i + 1) % ROWS_PER_STEP === 0) yield;
   }
 
@@ -809,7 +792,7 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   // before that (COMMIT) is the last in which a frame of the state on screen can be built.
   if (stepped) yield COMMIT;
   if (cache) {
-    if (memoKeys && memos) for (let i = 0; i < memos.length; i++) cache.rows.set(memoKeys[i]!, memos[i]!);
+    written?.forEach((m, key) => cache.rows.set(key, m));
     cache.parts = joined;
     if (generation % 64 === 0) {
       const rows = cache.rows;
@@ -936,8 +919,8 @@ interface ViewMemo {
  * nothing but its countdowns and checkpoint age can differ there, and those are recomputed
  * exactly. A tick over a home of 1 000 sessions then builds only the rows whose state can move.
  * Views are handed out as copies, as the snapshot attaches lanes and state logs. `written`: where
- * a build in steps keeps the rows it builds until it is done (assembleSteps), read before the
- * cache's own.
+ * a build in steps keeps the memo of every row it takes, built or reused, until it is done
+ * (assembleSteps); read before the cache's own.
  */
 function memoSessionView(
   cache: SnapshotCache,
@@ -947,19 +930,20 @@ function memoSessionView(
   opts: SnapshotOptions,
   generation: number,
   written?: Map<string, ViewMemo>,
-): { view: SessionView; stableUntil: number; key: string; memo: ViewMemo } {
+): { view: SessionView; stableUntil: number } {
   const key = `${p.home}\0${p.session}`;
   let m = written?.get(key) ?? cache.rows.get(key);
   if (m && sameInputs(m.inputs, inputs) && m.builtAt <= now && now < m.stableUntil) {
     m.generation = generation;
+    written?.set(key, m);
     // A copy either way: the snapshot attaches lanes and state logs to it.
     const v = retime(m.view, now);
-    return { view: v === m.view ? { ...v, lanes: [] } : Object.assign(v, { lanes: [] }), stableUntil: m.stableUntil, key, memo: m };
+    return { view: v === m.view ? { ...v, lanes: [] } : Object.assign(v, { lanes: [] }), stableUntil: m.stableUntil };
   }
   const built = sessionView(p, inputs, now, opts);
   m = { inputs, builtAt: now, stableUntil: built.stableUntil, view: built.view, generation };
   (written ?? cache.rows).set(key, m);
-  return { view: { ...built.view, lanes: [] }, stableUntil: built.stableUntil, key, memo: m };
+  return { view: { ...built.view, lanes: [] }, stableUntil: built.stableUntil };
 }
 
 /** How old the row's checkpoint is at `now` (negative for one stamped in the future); null without one. */

@@ -772,10 +772,6 @@ export class HomeReader {
   }
 
   /**
-   * What the cache remembers changed. The first change since a write gives the save a due time:
-   * the background timer is told; later ones only move it later, which its next wake-up sees.
-   */
-  /**
    * The cache's callbacks (its change callback, the form an entry is written in). Fields, not
    * arrows made in `startReads`: V8 keeps one context for all of a function's closures, so a
    * callback made there (and kept as long as the cache) kept the whole start's state alive — the
@@ -785,6 +781,10 @@ export class HomeReader {
   private readonly onCacheChange = (wasChanged: boolean): void => this.cacheChanged(!wasChanged && this.cacheDirty.size === 0);
   private readonly compactCacheEntry = (entry: CacheEntry): CacheEntry => compactEntry(entry, this.home);
 
+  /**
+   * What the cache remembers changed. The first change since a write gives the save a due time:
+   * the background timer is told; later ones only move it later, which its next wake-up sees.
+   */
   private cacheChanged(first: boolean): void {
     this.cacheChangedAt = performance.now();
     if (first) this.periodic?.poke();

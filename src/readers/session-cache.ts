@@ -27,7 +27,7 @@ import v8 from 'node:v8';
 import path from 'node:path';
 import { probeProcess } from './process-probe.js';
 import { resolvedPrefix } from './rel-path.js';
-import { nextTurn } from './time-slices.js';
+import { nextTurn, type TimeSlices } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
 export const SESSION_CACHE_FORMAT = 11;
@@ -55,11 +55,8 @@ const MAGIC = Buffer.from('LDC\u0001');
 /** Entries per serialized slice (each slice is one synchronous piece of work). */
 const SLICE_ENTRIES = 400;
 
-/** Time slices for long loops (readers/time-slices.ts TimeSlices). */
-interface Slices {
-  due(): boolean;
-  pause(): Promise<void>;
-}
+/** What `retain` needs of time slices (a TimeSlices), and none. */
+type Slices = Pick<TimeSlices, 'due' | 'pause'>;
 const NO_SLICES: Slices = { due: () => false, pause: async () => undefined };
 
 /** A per-home map from session file to what was remembered of it; `T` is the reader's business. */
