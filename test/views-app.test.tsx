@@ -73,6 +73,18 @@ test('each new model\'s frame cost is told to the store once (the start\'s pacin
   assert.equal(costs.length, 2, 'a key draws the same model: no cost told');
 });
 
+test('every key read is told to onKey (the start\'s full collection waits for a pause in them, app/heap.ts)', async () => {
+  let keys = 0;
+  const r = render(<App store={testStore(fixtureState([]))} clock={clock} tick={false} host={HOST} readOnly={false} actions={recordingPort()} rows={40} columns={100} noColor onKey={() => keys++} />);
+  const frame = () => stripAnsi(r.lastFrame() ?? '');
+  await waitFor(() => frame().includes('ops-root'), 2000, frame);
+  assert.equal(keys, 0);
+  r.stdin.write('j');
+  await waitFor(() => keys === 1, 2000, () => `keys ${keys}`);
+  r.stdin.write('?');
+  await waitFor(() => keys === 2 && /help/i.test(frame()), 2000, () => `keys ${keys}`);
+});
+
 test('before any key, the highlighted first row keeps its session across a reorder', async () => {
   const { store, until, cursorLine } = setup();
   await until((f) => f.includes('ops-root'));

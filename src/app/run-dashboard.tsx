@@ -250,9 +250,12 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   let inkLoaded: () => void = () => undefined;
   const inkReady = new Promise<void>((resolve) => (inkLoaded = resolve));
   const started = opts.store.start({ afterList: inkReady }).catch((err) => console.error('home reader failed', err));
-  // The start's one-time work done: the heap's growth is limited from then on (heap.ts).
+  // The start's one-time work done: the heap's growth is limited from then on, and the full
+  // collection that applies it waits for a pause in the user's keys (heap.ts).
   const settled = started.then(() => opts.store.background());
-  void settled.then(settleHeapGrowth);
+  let lastKeyAt = -Infinity;
+  const onKey = () => (lastKeyAt = performance.now());
+  void settled.then(() => settleHeapGrowth({ lastInput: () => lastKeyAt }));
   await sessionListOrTimeout(opts.store, opts.homes.length, FIRST_FRAME_WAIT_MS);
   const audit = backgroundAudit(opts.homes, started, clock, () => opts.store.getState().version);
   if (timing.enabled) void settled.then(() => timing.mark('background'));
@@ -329,7 +332,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     if (loaded && !stopBeforeInk) {
       const [{ render }, { appElement }] = loaded;
       instance = render(
-        appElement({ store: opts.store, clock, host, readOnly: opts.readOnly, actions: actionPort(clock), audit, incidentFields: readIncidentFields, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
+        appElement({ store: opts.store, clock, host, onKey, readOnly: opts.readOnly, actions: actionPort(clock), audit, incidentFields: readIncidentFields, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
         { exitOnCtrlC: true, patchConsole: false },
       );
       timing.mark('ink-mounted');

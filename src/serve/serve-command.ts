@@ -92,7 +92,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const ready = store.start().then(
     () => {
       readSeconds = (clock() - t0) / 1000;
-      void store.background().then(settleHeapGrowth);
+      void store.background().then(() => settleHeapGrowth());
     },
     (err: unknown) => {
       readError = err instanceof Error ? err.message : String(err);

@@ -67,6 +67,8 @@ export interface AppProps {
   snapshotCache?: SnapshotCache;
   /** The view state and key count to go on from (keys handled before Ink loaded, see early-keys.ts). */
   start?: { view: ViewState; keys: number };
+  /** Told of every key read (the dashboard times its start's full collection by it: app/heap.ts). */
+  onKey?: () => void;
 }
 
 /** Where the dashboard gets the `--remote` feeds from. */
@@ -113,7 +115,7 @@ export function App(props: AppProps) {
 
 const NO_FIELDS = async (): Promise<IncidentFields> => ({ state: 'unreadable', message: 'the file’s fields are not available here' });
 
-function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, incidentFields = NO_FIELDS, frame, snapshotCache: givenCache, start }: AppProps) {
+function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, columns, noColor = envNoColor(), audit = NO_AUDIT, remote = NO_REMOTE, incidentFields = NO_FIELDS, frame, snapshotCache: givenCache, start, onKey }: AppProps) {
   const renderStart = performance.now();
   const { exit } = useApp();
   const { isRawModeSupported } = useStdin();
@@ -188,12 +190,13 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
 
   const onInput = useCallback(
     (input: string, key: Key) => {
+      onKey?.();
       for (const press of readKeypresses(input, key, { readOnly })) {
         keysHandled.current++;
         dispatch({ type: 'key', press, ctx: keyCtx.current });
       }
     },
-    [readOnly],
+    [readOnly, onKey],
   );
   useInput(onInput, { isActive: isRawModeSupported });
 
