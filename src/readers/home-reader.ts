@@ -513,13 +513,17 @@ export class HomeReader {
     // thread reads the oldest share of the session files, then the incidents, lane statuses and
     // receipts, while this thread reads the newest session files (the ones that matter first).
     const small = SMALL_KINDS.flatMap((kind) => byKind(kind).map((f) => ({ kind, f })));
-    // Answered without a read here: cache hits now, the worker's reads later.
+    // Answered without a read here: cache hits now, the worker's reads later. In slices: a home
+    // of 12 000 sessions has ~27 000 small files, ~70 ms of cache lookups.
     const answered = new Map<string, SmallFileRead<unknown>>();
-    const toRead = small.filter(({ kind, f }) => {
+    const toRead: typeof small = [];
+    for (let i = 0; i < small.length; i++) {
+      const { kind, f } = small[i]!;
       const hit = this.cacheHit(f.file, kind, f);
       if (hit) answered.set(f.file, hit);
-      return !hit;
-    });
+      else toRead.push(small[i]!);
+      if (this.slices.due()) await this.slices.pause();
+    }
     await this.breathe();
     const smallItems = toRead.map(({ kind, f }) => [kind, f.file] as [SmallFileKind, string]);
     if (job) {
