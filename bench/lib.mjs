@@ -92,7 +92,6 @@ export function procFds(pid) {
   return { regular, watches };
 }
 
-/** CPU time of every thread of the process, in ms (schedstat: ns on CPU). */
 /**
  * CPU time (ms) of the whole process so far, threads that ended included (the start's read
  * worker): `/proc/<pid>/stat` utime + stime, in clock ticks (100 a second on Linux).
@@ -116,6 +115,34 @@ export function mainThreadCpuMs(pid) {
   }
 }
 
+/**
+ * How long (ms) the process's main thread has waited on a run queue for a core so far
+ * (schedstat's second field): time the host or the bench's other processes took from it.
+ */
+export function mainThreadWaitMs(pid) {
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * The host's CPU pressure so far (Linux PSI, `/proc/pressure/cpu`): the µs in which some runnable
+ * task waited for a core, or null where the kernel does not expose it. Its growth over a span of
+ * wall time, as a share of it, says how loaded the host was meanwhile.
+ */
+export function cpuPressureUs() {
+  try {
+    const some = fs.readFileSync('/proc/pressure/cpu', 'utf8').split('\n').find((l) => l.startsWith('some '));
+    const total = some?.match(/total=(\d+)/)?.[1];
+    return total === undefined ? null : Number(total);
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time of every thread of the process, in ms (schedstat: ns on CPU). */
 export function procCpuMs(pid) {
   let ns = 0;
   try {

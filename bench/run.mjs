@@ -24,6 +24,8 @@ import {
   modelIndex,
   now,
   mainThreadCpuMs,
+  mainThreadWaitMs,
+  cpuPressureUs,
   processCpuMs,
   procCpuMs,
   procFds,
@@ -87,6 +89,21 @@ const fmt = (v, unit) => {
   return String(Math.round(v * 100) / 100);
 };
 
+/**
+ * The host's CPU pressure over a section, given as a row of it when the section is done: the
+ * share of its wall time in which some task waited for a core (Linux PSI "some"). The bench's own
+ * processes count too (a dashboard and the bench on two cores), so a quiet host reads low, not 0.
+ */
+function pressureOver(section) {
+  const t0 = performance.now();
+  const p0 = cpuPressureUs();
+  return () => {
+    const p1 = cpuPressureUs();
+    if (p0 === null || p1 === null) return;
+    row(section, 'host CPU pressure during this section (PSI some: share of the time a task waited for a core)', ((p1 - p0) / 1000 / (performance.now() - t0)) * 100, '%');
+  };
+}
+
 /** Before a cold start (the code cache stays: clearHomeCaches). */
 function clearAppCache() {
   clearHomeCaches(path.join(appCache, 'loop-dash'));
@@ -144,6 +161,8 @@ async function startOnce(home, { cold, keys = false, sample = false, settleMs = 
     // CPU to populated: less moved by the host's load than the wall times (threads that ended, the
     // read worker's, are in the process's utime + stime, in clock ticks).
     const cpuMainPopulated = mainThreadCpuMs(pid);
+    // What the host and the bench's other processes took from it: the main thread's wait for a core.
+    const waitMainPopulated = mainThreadWaitMs(pid);
     const cpuPopulated = processCpuMs(pid);
     if (keyTimer) {
       await sleep(300);
@@ -171,6 +190,7 @@ async function startOnce(home, { cold, keys = false, sample = false, settleMs = 
       rcharPopulated: ioAtPopulated.rchar,
       cpuPopulated,
       cpuMainPopulated,
+      waitMainPopulated,
       rcharSettled: ioAfter.rchar,
       hwm: mem.hwm,
       maxRegularFds: Math.max(maxRegular, fds.regular),
@@ -205,7 +225,7 @@ async function startSections(homes) {
       const { cold, warm } = runs[h];
       cold.push(await startOnce(homes[h].home, { cold: true }));
       warm.push(await startOnce(homes[h].home, { cold: false }));
-      log(`  run ${i + 1}, ${homes[h].name}: cold first ${cold[i].firstOutput.toFixed(0)} / list ${cold[i].firstList.toFixed(0)} / checkpoints ${cold[i].withCheckpoints.toFixed(0)} / populated ${cold[i].populated.toFixed(0)} ms; warm ${warm[i].firstOutput.toFixed(0)} / ${warm[i].firstList.toFixed(0)} / ${warm[i].withCheckpoints.toFixed(0)} / ${warm[i].populated.toFixed(0)} ms`);
+      log(`  run ${i + 1}, ${homes[h].name}: cold first ${cold[i].firstOutput.toFixed(0)} / list ${cold[i].firstList.toFixed(0)} / checkpoints ${cold[i].withCheckpoints.toFixed(0)} / populated ${cold[i].populated.toFixed(0)} ms (waited for a core ${cold[i].waitMainPopulated.toFixed(0)}); warm ${warm[i].firstOutput.toFixed(0)} / ${warm[i].firstList.toFixed(0)} / ${warm[i].withCheckpoints.toFixed(0)} / ${warm[i].populated.toFixed(0)} ms (${warm[i].waitMainPopulated.toFixed(0)})`);
     }
   }
   const out = [];
@@ -214,7 +234,7 @@ async function startSections(homes) {
     const m = (list, k) => median(list.map((r) => r[k]));
     const s = { cold: {}, warm: {}, first: {}, runs: runs[h] };
     for (const [label, list] of [['cold', cold], ['warm', warm], ['first', first]]) {
-      for (const k of ['firstOutput', 'firstList', 'withCheckpoints', 'populated', 'rcharPopulated', 'rcharSettled', 'hwm', 'cpuPopulated', 'cpuMainPopulated']) s[label][k] = m(list, k);
+      for (const k of ['firstOutput', 'firstList', 'withCheckpoints', 'populated', 'rcharPopulated', 'rcharSettled', 'hwm', 'cpuPopulated', 'cpuMainPopulated', 'waitMainPopulated']) s[label][k] = m(list, k);
     }
     // Fds and watches: one more cold/warm pair, sampled every 10 ms (not timed).
     const sampled = { cold: await startOnce(home, { cold: true, sample: true }), warm: await startOnce(home, { cold: false, sample: true }) };
@@ -639,6 +659,7 @@ async function main() {
     }
 
     if (want('start')) {
+      const pressure = pressureOver('start');
       // Baseline bytes: the app on a home that does not exist (code loading, terminal).
       const emptyHome = path.join(scratch, 'no-home');
       const empty = startApp({ home: emptyHome, env: appEnv, marksFile: path.join(scratch, 'empty-marks.jsonl') });
@@ -666,6 +687,7 @@ async function main() {
       row('start', 'exec → fully populated, big warm', sb.warm.populated, 'ms', '≤ 1000', sb.warm.populated <= 1000);
       row('start', 'CPU to populated, big cold (all threads / main thread)', `${sb.cold.cpuPopulated.toFixed(0)} / ${sb.cold.cpuMainPopulated.toFixed(0)}`, 'ms');
       row('start', 'CPU to populated, big warm (all threads / main thread)', `${sb.warm.cpuPopulated.toFixed(0)} / ${sb.warm.cpuMainPopulated.toFixed(0)}`, 'ms');
+      row('start', 'of which the main thread waited for a core (the host\'s or the bench\'s load), big cold / warm / 10 MB warm', `${sb.cold.waitMainPopulated.toFixed(0)} / ${sb.warm.waitMainPopulated.toFixed(0)} / ${ss.warm.waitMainPopulated.toFixed(0)}`, 'ms');
       row('start', "a build's first start (no code cache): first frame, big cold", sb.first.firstList, 'ms');
       row('start', "a build's first start (no code cache): CPU to populated (all / main)", `${sb.first.cpuPopulated.toFixed(0)} / ${sb.first.cpuMainPopulated.toFixed(0)}`, 'ms');
       row('start', "a build's first start (no code cache): populated, big cold", sb.first.populated, 'ms');
@@ -697,18 +719,22 @@ async function main() {
       row('start', 'open regular-file fds (max sampled every 10 ms), big', Math.max(sb.cold.maxRegularFds, sb.warm.maxRegularFds), '', '≤ 32', Math.max(sb.cold.maxRegularFds, sb.warm.maxRegularFds) <= 32);
       row('start', 'inotify watches, big', sb.cold.watches, '');
       row('start', 'inotify watches, 10 MB', ss.cold.watches, '');
+      pressure();
     }
 
     if (want('keys')) {
+      const pressure = pressureOver('keys');
       log(`keys during start-up (big, cold): ${RUNS} starts, ? every 50 ms from the first frame`);
       const lat = [];
       for (let i = 0; i < RUNS; i++) lat.push(...(await startOnce(big.home, { cold: true, keys: true })).keyLat);
       const p99 = quantile(lat, 0.99);
       row('keys', `keypress → frame during start-up p50 (n=${lat.length})`, quantile(lat, 0.5), 'ms');
       row('keys', 'keypress → frame during start-up p99', p99, 'ms', '≤ 100', p99 <= 100);
+      pressure();
     }
 
     if (want('live')) {
+      const pressure = pressureOver('live');
       const live = await liveSection(big.home, big.manifest);
       results.live = live;
       row('live', 'idle CPU, 50 countdowns visible', live.idleCountdowns, '%', '≤ 3', live.idleCountdowns <= 3);
@@ -733,12 +759,14 @@ async function main() {
       row('live', 'keypress → frame p50 (steady)', live.keys.p50, 'ms');
       row('live', 'keypress → frame p99 (steady)', live.keys.p99, 'ms', '≤ 100', live.keys.p99 <= 100);
       row('live', 'peak RSS after the live run', live.hwm / MB, 'MB', '≤ 200', live.hwm / MB <= 200);
+      pressure();
       row('once', 'first start ever: populated → background search done', live.oneTime.backgroundMs, 'ms');
       row('once', 'bytes read by it and the bounds audit (share of home)', (live.oneTime.rchar / big.manifest.totalBytes) * 100, '%');
       row('once', 'CPU spent by them', live.oneTime.cpuMs, 'ms');
     }
 
     if (want('scale')) {
+      const pressure = pressureOver('scale');
       const wide = await ensureHome('wide', log);
       // The wide home's own live pid: it ends halfway through, for the CPU with nothing live.
       const wideSleeper = startSleeper([wide.home]);
@@ -774,6 +802,7 @@ async function main() {
       const wideLat = ws.flatMap((r) => r.keyLat);
       row('scale', `warm start of the wide home: first list frame / populated, medians of ${ws.length}`, `${median(ws.map((r) => r.firstList)).toFixed(0)} / ${median(ws.map((r) => r.populated)).toFixed(0)}`, 'ms');
       row('scale', `  keypress → frame during it p50 / p99 (n=${wideLat.length}; not one of the issue's figures)`, `${quantile(wideLat, 0.5).toFixed(1)} / ${quantile(wideLat, 0.99).toFixed(1)}`, 'ms');
+      pressure();
     }
 
     if (withHuge) {
