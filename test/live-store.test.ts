@@ -156,6 +156,37 @@ test('with a preparation: each state is published only once it is prepared, one 
   await store.stop();
 });
 
+test('a start goes on past its list only once the list is published: the list\'s frame, prepared in slices, does not share its turns with the rest of the start', async (t) => {
+  const { home, store } = await demoStore(t);
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let heldAt: number | null = null;
+  store.setPrepare(async (state) => {
+    const progress = state.progress.get(home);
+    // The list: every session listed, none read yet. Its preparation is held until released.
+    if (heldAt === null && progress && progress.total > 0 && progress.read === 0 && !progress.done) {
+      heldAt = store.eventsSeen;
+      await gate;
+    }
+    return 1;
+  });
+  let done = false;
+  const started = store.start().then(() => (done = true));
+  try {
+    await waitUntil(() => heldAt !== null);
+    // Several turns of the event loop: the reader reads nothing more while the list is unpublished.
+    for (let i = 0; i < 20; i++) await nextTurn();
+    assert.equal(store.eventsSeen, heldAt, 'nothing read after the list while its frame is prepared');
+    assert.equal(done, false);
+  } finally {
+    release();
+    await started;
+  }
+  assert.ok(store.eventsSeen > heldAt!, 'the rest of the start read after it');
+  assert.equal(store.getState().progress.get(home)?.done, true, 'and published');
+  await store.stop();
+});
+
 test('a preparation that fails (rejects or throws at once) still publishes its state; stop() during a preparation publishes it, then the last state', async (t) => {
   for (const failure of ['reject', 'throw'] as const) {
     const { home, store } = await demoStore(t);

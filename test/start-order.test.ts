@@ -542,6 +542,37 @@ test('after the list a start waits for its afterList promise (the dashboard load
   await again.stop();
 });
 
+test('after the list a start calls listShown and waits for what it returns (the live store: the list published), then goes on', async (t) => {
+  const { manifest } = await demoHome(t);
+  const batches: ReaderEvent[][] = [];
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let calledAfter: number | null = null;
+  const reader = new HomeReader({ home: manifest.home, emit: (events) => batches.push(events), watch: false, now: () => NOW, host: 'test-host', cacheDir: null });
+  let done = false;
+  const started = reader
+    .start({
+      listShown: () => {
+        calledAfter = batches.length;
+        return gate;
+      },
+    })
+    .then(() => (done = true));
+  try {
+    await waitFor(() => calledAfter !== null, () => `listShown called (${batches.length} batches)`);
+    assert.equal(calledAfter, 1, 'called once the list is emitted');
+    assert.ok(batches[0]!.some((e) => e.type === 'progress' && e.total > 0 && e.read === 0), 'that batch is the list');
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(batches.length, 1, 'only the list until it resolves');
+    assert.equal(done, false);
+  } finally {
+    release();
+    await started;
+  }
+  assert.ok(batches.some((b) => b.some((e) => e.type === 'checkpoint')), 'the checkpoints after it');
+  await reader.stop();
+});
+
 test('the session cache is written once what it remembers has been quiet for cacheQuietMs after a change — not minutes later in an idle stretch — and the timer does not wake for it while nothing changed', async (t) => {
   const { base, manifest } = await demoHome(t);
   const cacheDir = path.join(base, 'cache-quiet');

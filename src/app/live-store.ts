@@ -74,10 +74,23 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
   // A state being prepared (published when that is done), and what preparing the published one cost.
   let preparing: Promise<void> | null = null;
   let preparedMs = 0;
+  // Who waits for a version to be published (untilPublished).
+  let publishWaits: { version: number; resolve: () => void }[] = [];
   const publish = (next: ModelState) => {
     toldAt = performance.now();
     published = next;
     for (const l of listeners) l();
+    if (publishWaits.length > 0) {
+      const due = publishWaits.filter((w) => w.version <= next.version);
+      publishWaits = publishWaits.filter((w) => w.version > next.version);
+      for (const w of due) w.resolve();
+    }
+  };
+  /** Resolves once every change made so far is published (prepared first, if it is to be). */
+  const untilPublished = (): Promise<void> => {
+    const version = state.version;
+    if (published.version >= version) return Promise.resolve();
+    return new Promise((resolve) => publishWaits.push({ version, resolve }));
   };
   const tell = () => {
     // Told again when the preparation is done (told is still false then).
@@ -164,7 +177,7 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
         published = state;
       }
       try {
-        await Promise.all(readers.map((r) => r.start({ ...startOpts, beforeBackground })));
+        await Promise.all(readers.map((r) => r.start({ ...startOpts, listShown: untilPublished, beforeBackground })));
         // Resolves once what was read is published (the pending turns come first), at once.
         endStart();
         while (!told || preparing !== null) await nextTurn();
