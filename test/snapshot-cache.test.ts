@@ -569,6 +569,28 @@ test('every row rewritten at once (a warm start\'s cache facts): the patch gives
   same('one row rewritten, prepared');
 });
 
+test('rows whose window passed count against the patch\'s bound: one row rewritten once every row\'s window has passed (a laptop woken from sleep) is a build from scratch, in steps — not 600 rows patched in one go', () => {
+  const [base] = fc.sample(sessionArb, { seed: 11, numRuns: 1 });
+  // Live requests with fresh checkpoints: each row's window ends when its checkpoint goes stale.
+  const spec: SessionSpec = { ...base!, state: 'requesting', otherHost: false, updatedAgo: 0, hasCheckpoint: true, laneOf: null, held: false, probe: 'none' };
+  const all = new Map<number, SessionSpec>();
+  for (let i = 0; i < 600; i++) all.set(i, spec);
+  let state = modelOf(all);
+  const cache = createSnapshotCache();
+  prepare(state, NOW, cache);
+  const later = NOW + 60 * MIN;
+  let passed = 0;
+  cache.rows.forEach((m) => void (m.stableUntil <= later && passed++));
+  assert.equal(passed, 600, 'every row\'s window has passed an hour later');
+  all.set(9, { ...spec, size: spec.size + 1 });
+  state = reduceEvents(state, eventsFor(all, [9]));
+  const generation = cache.generation;
+  const yields = prepare(state, later, cache);
+  assert.ok(yields >= 600 / 64, `built from scratch in steps (${yields} yields)`);
+  assert.equal(cache.generation, generation + 1, 'not a patch (a patch keeps the generation)');
+  assert.deepEqual(buildSnapshot(state, later, { host: HOST, cache }), buildSnapshot(state, later, { host: HOST }));
+});
+
 test('prepareFrameSnapshot: a build from scratch gives the event loop a turn after its first slice, after each later one and before its result is written; the state on screen stays in the cache until it resolves', async () => {
   const [base] = fc.sample(sessionArb, { seed: 5, numRuns: 1 });
   const all = withCopies([{ ...base!, laneOf: null }, { ...base!, laneOf: 0 }], 600);
