@@ -45,8 +45,6 @@ export interface SettleOptions {
   lastInput?: () => number;
   /** A monotonic clock in ms (default `performance.now`). */
   now?: () => number;
-  /** Runs the collection (default V8's, see below); tests count the calls. */
-  collect?: () => void;
 }
 
 let settled = false;
@@ -58,19 +56,17 @@ let settled = false;
 export function settleHeapGrowth(opts: SettleOptions = {}): void {
   if (settled) return;
   settled = true;
-  let collect = opts.collect;
+  let gc: Gc;
   try {
     setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-    if (!collect) {
-      // V8 installs `gc` in contexts created while --expose-gc is on; only this one gets it.
-      setFlagsFromString('--expose-gc');
-      const gc = runInNewContext('gc') as Gc;
-      setFlagsFromString('--no-expose-gc');
-      collect = () => void gc({ type: 'major', execution: 'async' }).catch(() => undefined);
-    }
+    // V8 installs `gc` in contexts created while --expose-gc is on; only this one gets it.
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as Gc;
+    setFlagsFromString('--no-expose-gc');
   } catch {
     return; /* memory tuning is best effort */
   }
+  const collect = () => void gc({ type: 'major', execution: 'async' }).catch(() => undefined);
   collectWhenQuiet(collect, opts.lastInput ?? (() => -Infinity), opts.now ?? (() => performance.now()));
 }
 

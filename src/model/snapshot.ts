@@ -492,7 +492,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     // They are rows built again too: past the bound (a clock that jumped, a laptop woken from
     // sleep: every row's window passed) a build from scratch, or one in slices, is the cheaper.
     let rebuilt = changed.size;
-    stale.forEach((session) => void (changed.has(session) || rebuilt++));
+    for (const session of stale) if (!changed.has(session)) rebuilt++;
     if (rebuilt >= limit) return null;
   }
   for (const [session, p] of changed) touch(`${p.home}\0${session}`);
