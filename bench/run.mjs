@@ -687,7 +687,7 @@ async function main() {
       row('start', 'exec → fully populated, big warm', sb.warm.populated, 'ms', '≤ 1000', sb.warm.populated <= 1000);
       row('start', 'CPU to populated, big cold (all threads / main thread)', `${sb.cold.cpuPopulated.toFixed(0)} / ${sb.cold.cpuMainPopulated.toFixed(0)}`, 'ms');
       row('start', 'CPU to populated, big warm (all threads / main thread)', `${sb.warm.cpuPopulated.toFixed(0)} / ${sb.warm.cpuMainPopulated.toFixed(0)}`, 'ms');
-      row('start', 'of which the main thread waited for a core (the host\'s or the bench\'s load), big cold / warm / 10 MB warm', `${sb.cold.waitMainPopulated.toFixed(0)} / ${sb.warm.waitMainPopulated.toFixed(0)} / ${ss.warm.waitMainPopulated.toFixed(0)}`, 'ms');
+      row('start', 'meanwhile, the main thread waited for a core (the host\'s or the bench\'s load), big cold / warm / 10 MB warm', `${sb.cold.waitMainPopulated.toFixed(0)} / ${sb.warm.waitMainPopulated.toFixed(0)} / ${ss.warm.waitMainPopulated.toFixed(0)}`, 'ms');
       row('start', "a build's first start (no code cache): first frame, big cold", sb.first.firstList, 'ms');
       row('start', "a build's first start (no code cache): CPU to populated (all / main)", `${sb.first.cpuPopulated.toFixed(0)} / ${sb.first.cpuMainPopulated.toFixed(0)}`, 'ms');
       row('start', "a build's first start (no code cache): populated, big cold", sb.first.populated, 'ms');

@@ -117,8 +117,10 @@ for (const cost of ['frames', 'preparations'] as const) {
     await store.start();
     const ms = performance.now() - t0;
     assert.equal(store.getState().progress.get(home)?.done, true, 'the home read is published');
-    assert.ok(told <= 2, `the first change, then the last (${told})`);
-    assert.ok(ms < 10_000, `the start was not held (${Math.round(ms)} ms)`);
+    // The list goes out when the start waits for it (HomeReader's listShown), held or not.
+    assert.ok(told <= 3, `the first change, the list, then the last (${told})`);
+    // Neither held by the pacing nor by the wait for the list (bounded by 1 s: it must not come to that).
+    assert.ok(ms < 1_000, `the start was not held (${Math.round(ms)} ms)`);
     await store.stop();
   });
 }

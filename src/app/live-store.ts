@@ -14,8 +14,9 @@ export interface LiveStore {
   subscribe(listener: () => void): () => void;
   /**
    * Starts every home reader; resolves when each home has been read once and that is published
-   * (`afterList`: see HomeReader.start). The readers' background work begins after that, and V8's
-   * default interrupt budget comes back (tiering.ts).
+   * (`afterList`: see HomeReader.start). Each reader's start goes on past its list once the list
+   * is published (HomeReader's `listShown`). The readers' background work begins after that, and
+   * V8's default interrupt budget comes back (tiering.ts).
    */
   start(opts?: { afterList?: Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
@@ -79,18 +80,13 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
   const publish = (next: ModelState) => {
     toldAt = performance.now();
     published = next;
-    for (const l of listeners) l();
+    // Before the listeners: one that throws must not leave a waiter waiting.
     if (publishWaits.length > 0) {
       const due = publishWaits.filter((w) => w.version <= next.version);
       publishWaits = publishWaits.filter((w) => w.version > next.version);
       for (const w of due) w.resolve();
     }
-  };
-  /** Resolves once every change made so far is published (prepared first, if it is to be). */
-  const untilPublished = (): Promise<void> => {
-    const version = state.version;
-    if (published.version >= version) return Promise.resolve();
-    return new Promise((resolve) => publishWaits.push({ version, resolve }));
+    for (const l of listeners) l();
   };
   const tell = () => {
     // Told again when the preparation is done (told is still false then).
@@ -140,6 +136,17 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
     clearTimeout(paced);
     paced = null;
     return true;
+  };
+  /**
+   * Resolves once every change made so far is published (prepared first, if it is to be). A change
+   * the start's pacing holds goes out now: the pacing gives the reads the main thread, and the
+   * reader that asks is waiting for this change, not reading.
+   */
+  const untilPublished = (): Promise<void> => {
+    const version = state.version;
+    if (published.version >= version) return Promise.resolve();
+    if (cancelPace()) afterInput(tell);
+    return new Promise((resolve) => publishWaits.push({ version, resolve }));
   };
   /** The start is read: nothing is held any more, and a held change goes out now (after pending input). */
   const endStart = () => {

@@ -534,7 +534,10 @@ export class HomeReader {
       const hit = this.cacheHit(f.file, kind, f);
       if (hit) answered.set(f.file, hit);
       else toRead.push(small[i]!);
-      if (this.slices.due()) await this.slices.pause();
+      if (this.slices.due()) {
+        await this.slices.pause();
+        if (this.stopped) return;
+      }
     }
     await this.breathe();
     const smallItems = toRead.map(({ kind, f }) => [kind, f.file] as [SmallFileKind, string]);
