@@ -106,25 +106,23 @@ export function processCpuMs(pid) {
 }
 const CLOCK_TICKS = 100;
 
-/** CPU time (ms) of the process's main thread (its tid is its pid). */
-export function mainThreadCpuMs(pid) {
+/**
+ * The process's main thread (its tid is its pid) from its `schedstat`, in ms: its CPU time so far
+ * (`cpu`) and how long it has waited on a run queue for a core (`wait`: time the host or the
+ * bench's other processes took from it). NaN when the process is gone.
+ */
+export function mainThreadSchedMs(pid) {
   try {
-    return Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+    const [cpu, wait] = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ');
+    return { cpu: Number(cpu) / 1e6, wait: Number(wait) / 1e6 };
   } catch {
-    return NaN;
+    return { cpu: NaN, wait: NaN };
   }
 }
 
-/**
- * How long (ms) the process's main thread has waited on a run queue for a core so far
- * (schedstat's second field): time the host or the bench's other processes took from it.
- */
-export function mainThreadWaitMs(pid) {
-  try {
-    return Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
-  } catch {
-    return NaN;
-  }
+/** CPU time (ms) of the process's main thread. */
+export function mainThreadCpuMs(pid) {
+  return mainThreadSchedMs(pid).cpu;
 }
 
 /**

@@ -24,7 +24,7 @@ import {
   modelIndex,
   now,
   mainThreadCpuMs,
-  mainThreadWaitMs,
+  mainThreadSchedMs,
   cpuPressureUs,
   processCpuMs,
   procCpuMs,
@@ -160,9 +160,8 @@ async function startOnce(home, { cold, keys = false, sample = false, settleMs = 
     const ioAtPopulated = procIo(pid);
     // CPU to populated: less moved by the host's load than the wall times (threads that ended, the
     // read worker's, are in the process's utime + stime, in clock ticks).
-    const cpuMainPopulated = mainThreadCpuMs(pid);
-    // What the host and the bench's other processes took from it: the main thread's wait for a core.
-    const waitMainPopulated = mainThreadWaitMs(pid);
+    // With it, what the host and the bench's other processes took from it: its wait for a core.
+    const { cpu: cpuMainPopulated, wait: waitMainPopulated } = mainThreadSchedMs(pid);
     const cpuPopulated = processCpuMs(pid);
     if (keyTimer) {
       await sleep(300);
@@ -345,14 +344,6 @@ async function untilOneTimeWorkDone(app) {
   return { bg, audit };
 }
 
-/**
- * CPU at 100 appends/s over `targets`: several windows back to back, the median reported (a single
- * window moved by the host's load by up to 3 points between runs: 11.6-15.5 % for three in a row of
- * the same build). With each window, the app's garbage collections in it (its `gc` marks): the
- * scavenges' count and all pauses' sum — what the work allocates, which the host's load does not
- * move (12-05: 135 scavenges in 40 s on the wide home before 2a9d0d5, 96 after, in runs whose CPU
- * figures overlapped).
- */
 /** Calls `act(i)` `count` times, the i-th `i × everyMs` after the first; resolves with when it began (now()). */
 async function atRate(count, everyMs, act) {
   const t0 = now();
@@ -364,6 +355,14 @@ async function atRate(count, everyMs, act) {
   return t0;
 }
 
+/**
+ * CPU at 100 appends/s over `targets`: several windows back to back, the median reported (a single
+ * window moved by the host's load by up to 3 points between runs: 11.6-15.5 % for three in a row of
+ * the same build). With each window, the app's garbage collections in it (its `gc` marks): the
+ * scavenges' count and all pauses' sum — what the work allocates, which the host's load does not
+ * move (12-05: 135 scavenges in 40 s on the wide home before 2a9d0d5, 96 after, in runs whose CPU
+ * figures overlapped).
+ */
 async function cpuAt100(app, targets) {
   const pid = app.pid();
   const windows = [];

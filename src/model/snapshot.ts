@@ -925,7 +925,7 @@ interface ViewMemo {
  * exactly. A tick over a home of 1 000 sessions then builds only the rows whose state can move.
  * Views are handed out as copies, as the snapshot attaches lanes and state logs. `written`: where
  * a build in steps keeps the memo of every row it takes, built or reused, until it is done
- * (assembleSteps); read before the cache's own.
+ * (assembleSteps), instead of the cache's rows.
  */
 function memoSessionView(
   cache: SnapshotCache,
@@ -937,7 +937,7 @@ function memoSessionView(
   written?: Map<string, ViewMemo>,
 ): { view: SessionView; stableUntil: number } {
   const key = `${p.home}\0${p.session}`;
-  let m = written?.get(key) ?? cache.rows.get(key);
+  let m = cache.rows.get(key);
   if (m && sameInputs(m.inputs, inputs) && m.builtAt <= now && now < m.stableUntil) {
     m.generation = generation;
     written?.set(key, m);
