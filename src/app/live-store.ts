@@ -6,7 +6,7 @@ import { initialModelState, reduceEvents, type ModelState } from '../model/reduc
 import type { ReaderEvent } from '../model/types.js';
 import { HomeReader, type HomeReaderOptions } from '../readers/home-reader.js';
 import { timing } from './timing.js';
-import { afterInput } from '../readers/time-slices.js';
+import { afterInput, nextTurn } from '../readers/time-slices.js';
 import { restoreInterruptBudget } from './tiering.js';
 
 export interface LiveStore {
@@ -187,7 +187,11 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
         await Promise.all(readers.map((r) => r.start({ ...startOpts, listShown: untilPublished, beforeBackground })));
         // Resolves once what was read is published (the pending turns come first), at once.
         endStart();
-        await untilPublished();
+        // Turns, not `untilPublished` (which resolves at the publish): the render of what is
+        // published comes in a later turn, and what waits for the start (its background work, the
+        // `ready` mark) should come after it. With `untilPublished`, `ready` came 6–50 ms before
+        // the big home's populated frame (2026-12-06).
+        while (!told || preparing !== null) await nextTurn();
         if (timing.enabled) timing.ready(state.version);
       } finally {
         endStart();
