@@ -112,6 +112,28 @@ test('a read the first screen does not handle is put back for Ink, with everythi
   assert.equal(String(stdin.read()), `${pageDown}k`, 'left for Ink in order');
 });
 
+test('each read of keys handled before Ink loads is reported, as the App reports its own (the start\'s full collection waits for a pause in them)', async () => {
+  const stdin = new PassThrough();
+  const { sink } = recordingSink();
+  const { first } = firstScreen(testStore(fixtureState([READING])), sink);
+  let heard = 0;
+  const early = readEarlyKeys(stdin, first, () => heard++);
+  try {
+    stdin.write('j');
+    await waitFor(() => first.keys === 1, 2000, () => `${first.keys} keys`);
+    assert.equal(heard, 1, 'the handled key reported');
+    stdin.write('?');
+    await waitFor(() => first.keys === 2, 2000, () => `${first.keys} keys`);
+    assert.equal(heard, 2, 'and the next');
+    // A read left to Ink is Ink's to report.
+    stdin.write('\u001b[6~');
+    await waitFor(() => stdin.listenerCount('readable') === 0, 2000, () => 'still reading');
+    assert.equal(heard, 2, 'a read left to Ink is not reported here');
+  } finally {
+    early.stop();
+  }
+});
+
 test('earlyKey handles one key or a printable run, and nothing Ink would read differently', () => {
   for (const chunk of ['\x03', '\x1b[6~', '\x1b[1;5A', '\x1bOA', '?\x1b', 'j\r', '\x1bj', 'é', '\n', '\b', '']) assert.equal(earlyKey(chunk), null, JSON.stringify(chunk));
   assert.deepEqual(earlyKey('Q')?.key.shift, true);

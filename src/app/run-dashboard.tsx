@@ -219,10 +219,11 @@ async function firstFrameUntilInk(
   input: Parameters<typeof drawFirstFrame>[0],
   frame: FrameSink,
   stdin: NodeJS.ReadStream,
+  onKey: () => void,
 ): Promise<{ loaded: Awaited<ReturnType<typeof loadInk>> | null; start: { view: ViewState; keys: number } }> {
   const first = drawFirstFrame(input, frame);
   // Plain keys typed while Ink loads are handled by the first screen (Ink gets the rest).
-  const early = stdin.isTTY === true ? readEarlyKeys(stdin, first) : null;
+  const early = stdin.isTTY === true ? readEarlyKeys(stdin, first, onKey) : null;
   const loading = inkLoadDelay().then(preloadInk).then(loadInk);
   let loaded;
   try {
@@ -327,6 +328,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
       },
       frame,
       stdin,
+      onKey,
     );
     if (loaded) timing.mark('ink-loaded');
     if (loaded && !stopBeforeInk) {

@@ -62,8 +62,13 @@ export interface EarlyKeys {
   quit: Promise<void>;
 }
 
-/** Reads and handles plain keys on `input` until `stop()`, or until a read it leaves to Ink. */
-export function readEarlyKeys(input: EarlyInput, screen: FirstScreen): EarlyKeys {
+/**
+ * Reads and handles plain keys on `input` until `stop()`, or until a read it leaves to Ink. `onKey`
+ * hears of each read handled here (a printable run typed at once is one read), as the App's own
+ * `onKey` hears of the keys after it: the start's full collection waits for a pause in them
+ * (app/heap.ts).
+ */
+export function readEarlyKeys(input: EarlyInput, screen: FirstScreen, onKey: () => void = () => undefined): EarlyKeys {
   let reading = true;
   let quit: () => void = () => undefined;
   const quitting = new Promise<void>((resolve) => (quit = resolve));
@@ -83,6 +88,7 @@ export function readEarlyKeys(input: EarlyInput, screen: FirstScreen): EarlyKeys
         return;
       }
       screen.press(key.input, key.key);
+      onKey();
       if (screen.view.quit) {
         stop();
         quit();
