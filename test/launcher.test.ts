@@ -216,16 +216,16 @@ test('run as a command, the bin execs node with its own flags (line 2), and each
   }
 });
 
-test('a start from the script bundle loads no ES module (Node loads its ES module loader only for an import)', async () => {
+test('a start from the script bundle loads no ES module (Node loads its ES module loader only for an import), and no worker_threads when it starts no worker', async () => {
   const s = scratch();
   const { home } = s;
   try {
-    // Preloaded into the start: at SIGTERM it writes the ES module internals Node loaded.
+    // Preloaded into the start: at SIGTERM it writes the modules Node loaded.
     const probe = path.join(s.dir, 'esm-probe.cjs');
     const out = path.join(s.dir, 'esm.txt');
     writeFileSync(
       probe,
-      `process.on('SIGTERM', () => { require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.filter((m) => m.includes('/esm/')).join('\\n')); process.exit(0); });\n`,
+      `process.on('SIGTERM', () => { require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')); process.exit(0); });\n`,
     );
     const marks = s.marks('esm');
     // Without the code cache: a start that has none writes it after its reads, importing the atomic writer.
@@ -240,8 +240,15 @@ test('a start from the script bundle loads no ES module (Node loads its ES modul
       child.kill('SIGTERM');
       await exited;
     }
-    const loaded = readFileSync(out, 'utf8').split('\n').filter(Boolean);
+    const all = readFileSync(out, 'utf8').split('\n').filter(Boolean);
+    const loaded = all.filter((m) => m.includes('/esm/'));
     assert.ok(loaded.length > 0, `the probe ran (${out})`);
+    // A home this small has no worker's share: the module (~10 ms to load) is loaded where a worker starts.
+    assert.deepEqual(
+      all.filter((m) => /worker_threads|internal\/worker$/.test(m)),
+      [],
+      'worker_threads loaded by a start that runs no worker',
+    );
     // What every Node process loads (utils, assert, loader); an import() or an ES module entry adds translators, module_job, …
     assert.deepEqual(
       loaded.filter((m) => /esm\/(translators|module_job|load|resolve)$/.test(m)),
