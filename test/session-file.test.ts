@@ -6,7 +6,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import type { SessionFileFacts, Warning } from '../src/model/types.js';
 import { createReadCounter } from '../src/readers/read-counter.js';
-import { SessionFileReader } from '../src/readers/session-file.js';
+import { holdsStateNeedle, SessionFileReader, STATE_NEEDLES } from '../src/readers/session-file.js';
 import { emptySessionFacts, foldSessionEntry, HISTORY_LIMIT, parseSessionEntry } from '../src/readers/session-entry.js';
 import { parseSessionPath } from '../src/readers/session-path.js';
 
@@ -560,4 +560,19 @@ test('200 MB session file: state near the start found once by the backward scan;
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }
+});
+
+test('holdsStateNeedle is "some needle is in the text", for texts built from pieces of the needles', () => {
+  // Pieces of each needle (and the regular expressions' special characters) make near misses likely.
+  const pieces = [...new Set(STATE_NEEDLES.flatMap((n) => [n, n.slice(1), n.slice(0, -1), n.slice(0, n.length >> 1), n.slice(n.length >> 1)]))];
+  const piece = fc.oneof(fc.constantFrom(...pieces, '"', ':', '.', '*', '\\', '(', '|', '[', '$'), fc.string({ maxLength: 6 }));
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
+      const text = parts.join('');
+      assert.equal(holdsStateNeedle(text), STATE_NEEDLES.some((n) => text.includes(n)), JSON.stringify(text));
+    }),
+    { numRuns: 3000 },
+  );
+  for (const n of STATE_NEEDLES) assert.equal(holdsStateNeedle(`{"x":1,${n},"y":2}`), true, n);
+  assert.equal(holdsStateNeedle('{"type":"message","message":{"role":"user"}}'), false);
 });

@@ -101,6 +101,21 @@ const STATE_PROBES: { needle: string; matches: (e: SessionEntry) => boolean; cov
   { needle: '"role":"assistant"', matches: (e) => e.type === 'assistant' },
 ];
 
+/**
+ * A line that holds any probe's needle: one regular expression instead of an `includes` per needle.
+ * Over the head blocks of the big bench home's 1 213 sessions (8 KiB each: 8.9 MB, 15 018 lines)
+ * it takes 5–8 ms against 38–50 ms for the seven `includes` (a fresh node, 2026-12-06).
+ */
+const ANY_NEEDLE = new RegExp(STATE_PROBES.map((p) => p.needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'));
+
+/** The probes' needles, in their order (for tests). */
+export const STATE_NEEDLES: readonly string[] = STATE_PROBES.map((p) => p.needle);
+
+/** `text` holds at least one probe's needle: `STATE_NEEDLES.some((n) => text.includes(n))`, in one pass. */
+export function holdsStateNeedle(text: string): boolean {
+  return ANY_NEEDLE.test(text);
+}
+
 /** A state entry found before the tail: the newest of its kind there, and where it sits. */
 export interface StateHit {
   needle: string;
@@ -581,10 +596,10 @@ export class SessionFileReader {
         }
         // The head block's state entries: the oldest of all; anything later wins over them.
         for (const line of head.headLines) {
-          const probe = STATE_PROBES.find((p) => line.text.includes(p.needle));
-          if (!probe) continue;
+          if (!holdsStateNeedle(line.text)) continue;
           const entry = parseText(line.text);
-          const matched = entry ? STATE_PROBES.find((p) => line.text.includes(p.needle) && p.matches(entry)) : undefined;
+          // The parsed entry first: only the probe of its own kind searches the text again.
+          const matched = entry ? STATE_PROBES.find((p) => p.matches(entry) && line.text.includes(p.needle)) : undefined;
           if (entry && matched) this.hits.set(matched.needle, { needle: matched.needle, offset: line.offset, entry });
         }
         const cut = r.lines[0]?.offset ?? r.pending?.offset ?? tailer.offset();
