@@ -243,7 +243,10 @@ test('a start from the script bundle loads no ES module (Node loads its ES modul
     const all = readFileSync(out, 'utf8').split('\n').filter(Boolean);
     const loaded = all.filter((m) => m.includes('/esm/'));
     assert.ok(loaded.length > 0, `the probe ran (${out})`);
-    // A home this small has no worker's share: the module (~10 ms to load) is loaded where a worker starts.
+    // A home this small gives no worker a share (none started: no `worker` stage), and the module
+    // (~2–3 ms to load) is loaded only where a worker starts.
+    assert.ok(markOf(marks, 'tails'), 'the start marked its stages');
+    assert.equal(markOf(marks, 'worker'), undefined, 'no worker started');
     assert.deepEqual(
       all.filter((m) => /worker_threads|internal\/worker$/.test(m)),
       [],

@@ -98,7 +98,7 @@ test('a read the first screen does not handle is put back for Ink, with everythi
   const stdin = new PassThrough();
   const { sink, drawn } = recordingSink();
   const { first } = firstScreen(testStore(fixtureState([READING])), sink);
-  readEarlyKeys(stdin, first);
+  readEarlyKeys(stdin, first, () => undefined);
   stdin.write('j');
   await waitFor(() => first.keys === 1, 2000, () => `${first.keys} keys`);
   assert.equal(drawn.length, 2, 'the key was drawn');

@@ -83,8 +83,10 @@ export function readInWorker(input: ReadJobInput): ReadJob {
   let worker: Worker;
   try {
     // worker_threads is loaded here, not imported at the top: every module the bundle imports is
-    // loaded before the dashboard's first line, and this one cost ~10 ms of that (a fresh node,
-    // 2026-12-06) on every start, though only a cold start of a big home runs a worker.
+    // loaded before the dashboard's first line, and this one cost ~2–3 ms of that on every start
+    // (a fresh node that loads the built-ins a start loads: +2.6 ms, 12 pairs, 2026-12-06), though
+    // only a cold start of a big home runs a worker. `process.getBuiltinModule` is Node ≥ 20.16
+    // (package.json: ≥ 20.19); without it the start reads everything on this thread.
     const { Worker: Thread } = process.getBuiltinModule('node:worker_threads');
     // No timing file in the worker: its marks would interleave with the dashboard's.
     worker = new Thread(workerFile(), { workerData: input, env: { ...process.env, LOOP_DASH_TIMING: '' } });

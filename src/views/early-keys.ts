@@ -68,7 +68,7 @@ export interface EarlyKeys {
  * `onKey` hears of the keys after it: the start's full collection waits for a pause in them
  * (app/heap.ts).
  */
-export function readEarlyKeys(input: EarlyInput, screen: FirstScreen, onKey: () => void = () => undefined): EarlyKeys {
+export function readEarlyKeys(input: EarlyInput, screen: FirstScreen, onKey: () => void): EarlyKeys {
   let reading = true;
   let quit: () => void = () => undefined;
   const quitting = new Promise<void>((resolve) => (quit = resolve));
@@ -87,8 +87,8 @@ export function readEarlyKeys(input: EarlyInput, screen: FirstScreen, onKey: () 
         input.unshift(chunk);
         return;
       }
-      screen.press(key.input, key.key);
       onKey();
+      screen.press(key.input, key.key);
       if (screen.view.quit) {
         stop();
         quit();
