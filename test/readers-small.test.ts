@@ -8,7 +8,7 @@ import v8 from 'node:v8';
 import { readCheckpointFile, isCheckpointFileName } from '../src/readers/checkpoint-file.js';
 import { readJsonFile, readJsonFileSync, type JsonFileResult } from '../src/readers/json-file.js';
 import fc from 'fast-check';
-import { locateJsonError, parseJsonText } from '../src/readers/json-text.js';
+import { findExcessDepth, locateJsonError, parseJsonText } from '../src/readers/json-text.js';
 import { readLaneStatus } from '../src/readers/lane-status.js';
 import { STATE_LOG_KEEP } from '../src/model/reducer.js';
 import { isResumeEvent, StateLogReader, stateLogEventOf, stateLogPathFor } from '../src/readers/state-log.js';
@@ -79,6 +79,46 @@ describe('json-text and json-file', () => {
     assert.equal(r.truncated, false);
     assert.equal(locateJsonError('{"a":[1,2,{"b":null}],"c":"\\u00e9"}'), null);
     assert.equal(locateJsonError('{"a":1}}'), 7);
+  });
+
+  test('findExcessDepth skips strings with indexOf and answers as a scan of every character does', () => {
+    // The reference: every character, a backslash in a string skipping the next one.
+    const scan = (text: string, max: number): number | null => {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (inString) {
+          if (c === 0x5c) i++;
+          else if (c === 0x22) inString = false;
+        } else if (c === 0x22) inString = true;
+        else if (c === 0x7b || c === 0x5b) {
+          if (++depth > max) return i;
+        } else if (c === 0x7d || c === 0x5d) depth--;
+      }
+      return null;
+    };
+    const piece = fc.constantFrom('"', '\\', '\\\\', '\\"', '{', '[', '}', ']', 'a', ':', ',', ' ', '"x"', '[[', '{"k":');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.integer({ min: 0, max: 6 }), (parts, max) => {
+        const text = parts.join('');
+        assert.equal(findExcessDepth(text, max), scan(text, max), JSON.stringify(text));
+      }),
+      { numRuns: 5000 },
+    );
+    // Brackets inside strings, escaped quotes and backslash runs before a closing quote.
+    const escaped = '{"a":"[[[[\\"]]]\\\\","b":[[1]]}';
+    assert.equal(findExcessDepth(escaped, 2), escaped.indexOf('[[1') + 1, 'the second bracket of "b", after the string');
+    assert.equal(scan(escaped, 2), escaped.indexOf('[[1') + 1);
+    assert.equal(findExcessDepth(escaped, 3), null);
+    assert.equal(findExcessDepth('["unterminated [[[[', 1), null);
+    // A string of a million escaped quotes (4 MB, a session line's cap) is skipped whole, its brackets after it still counted.
+    const escapes = `[["${'\\"'.repeat(1_000_000)}"],[[[1]]]]`;
+    assert.equal(findExcessDepth(escapes, 3), escapes.indexOf('[[[1') + 2);
+    assert.equal(findExcessDepth(escapes, 4), null);
+    // A tool's JSON output as a string: 357 brackets, none of them structure.
+    const inner = JSON.stringify({ deps: Array.from({ length: 120 }, (_, i) => ({ name: `p${i}`, v: [1, 2] })) });
+    assert.equal(findExcessDepth(JSON.stringify({ content: [{ type: 'text', text: inner }] }), 3), null);
   });
 
   test('a cut-off document is marked truncated', () => {
