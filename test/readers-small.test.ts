@@ -112,7 +112,7 @@ describe('json-text and json-file', () => {
     assert.equal(scan(escaped, 2), escaped.indexOf('[[1') + 1);
     assert.equal(findExcessDepth(escaped, 3), null);
     assert.equal(findExcessDepth('["unterminated [[[[', 1), null);
-    // A string of a million escaped quotes (4 MB, a session line's cap) is skipped whole, its brackets after it still counted.
+    // A string of a million escaped quotes (4 MB, a session line's cap; walked by hand past 256 K characters) is skipped whole, its brackets after it still counted.
     const escapes = `[["${'\\"'.repeat(1_000_000)}"],[[[1]]]]`;
     assert.equal(findExcessDepth(escapes, 3), escapes.indexOf('[[[1') + 2);
     assert.equal(findExcessDepth(escapes, 4), null);

@@ -112,9 +112,8 @@ const STRING_REST = /[^"\\]*(?:\\[\s\S][^"\\]*)*"/y;
  * `maxDepth` (countOpenings), which is mostly a long line whose brackets are inside its strings.
  * Over 400 flat lines of 60 KB of a tool's output, each node run on its own (2026-12-06): a lock
  * file's JSON 0.31–0.33 → 0.11 ms a line, TypeScript 0.23 → 0.04–0.07 ms (`JSON.parse` of the
- * same lines: 0.10 and 0.06 ms). The same answer as a scan of
- * every character (`test/readers-small.test.ts`, by property), which is also what a string too
- * long for the expression's backtracking falls back to.
+ * same lines: 0.10 and 0.06 ms). The same answer as a scan of every character
+ * (`test/readers-small.test.ts`, by property; exported for that test).
  */
 export function findExcessDepth(s: string, maxDepth: number): number | null {
   let depth = 0;
@@ -133,6 +132,14 @@ export function findExcessDepth(s: string, maxDepth: number): number | null {
   return null;
 }
 
+/**
+ * Past this many characters the rest of a string is walked by hand, not by STRING_REST: V8's
+ * first runs of the expression in a process took 300–450 ms over a 4 MB string of escapes against
+ * ~11 ms for the walk (measured in review, 2026-12-06), and its backtracking stack would run out
+ * past ~7 M characters. A session line is at most 4 MB; a tool's output in one, ~50 KB.
+ */
+const STRING_REST_MAX = 256 * 1024;
+
 /** The offset of the quote that closes the string opened at `open`, or -1 when none does. */
 function stringEnd(s: string, open: number): number {
   const quote = s.indexOf('"', open + 1);
@@ -141,19 +148,17 @@ function stringEnd(s: string, open: number): number {
   let k = quote - 1;
   while (s.charCodeAt(k) === 0x5c) k--;
   if ((quote - 1 - k) % 2 === 0) return quote;
-  // An escaped quote: the string's rest from just after it, by the expression.
-  try {
+  // An escaped quote: the string's rest from just after it.
+  if (s.length - quote <= STRING_REST_MAX) {
     STRING_REST.lastIndex = quote + 1;
     return STRING_REST.test(s) ? STRING_REST.lastIndex - 1 : -1;
-  } catch {
-    // The expression's backtracking stack ran out (a string of millions of escapes): by hand.
-    for (let i = quote + 1; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c === 0x5c) i++;
-      else if (c === 0x22) return i;
-    }
-    return -1;
   }
+  for (let i = quote + 1; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i;
+  }
+  return -1;
 }
 
 type Expect = 'value' | 'value-or-close' | 'key' | 'key-or-close' | 'colon' | 'comma-or-close' | 'end';
