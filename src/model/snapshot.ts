@@ -483,16 +483,19 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     else touched.add(root);
   };
   if (now >= last.stableUntil) {
-    cache.rows.forEach((m, key) => {
-      if (now >= m.stableUntil || now < m.builtAt) {
-        stale.add(m.view.session);
-        touch(key);
-      }
-    });
     // They are rows built again too: past the bound (a clock that jumped, a laptop woken from
     // sleep: every row's window passed) a build from scratch, or one in slices, is the cheaper.
     let rebuilt = changed.size;
-    for (const session of stale) if (!changed.has(session)) rebuilt++;
+    cache.rows.forEach((m, key) => {
+      if (now >= m.stableUntil || now < m.builtAt) {
+        const session = m.view.session;
+        if (!stale.has(session)) {
+          stale.add(session);
+          if (!changed.has(session)) rebuilt++;
+        }
+        touch(key);
+      }
+    });
     if (rebuilt >= limit) return null;
   }
   for (const [session, p] of changed) touch(`${p.home}\0${session}`);
