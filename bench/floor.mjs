@@ -40,7 +40,7 @@ if (!cacheFile) {
 } else {
   // Loaded as the dashboard loads it, and walked with its own walk and listings (the build's src/readers/).
   const built = (m) => import(new URL(`../dist/src/readers/${m}`, import.meta.url).href);
-  const [{ CacheFile }, { cachedIncidentStats, DirListings }, { walkHome }] = await Promise.all([built('session-cache.js'), built('dir-listings.js'), built('home-walk.js')]);
+  const [{ CacheFile }, { bundleRecords, cachedIncidentStats, DirListings, trustedBundle }, { walkHome }] = await Promise.all([built('session-cache.js'), built('dir-listings.js'), built('home-walk.js')]);
   const file = CacheFile.open(cacheFile);
   if (!file?.readMagic()) throw new Error(`${cacheFile}: not a session cache`);
   file.next(); // the header
@@ -51,16 +51,30 @@ if (!cacheFile) {
   const entryOf = (f) => entries.get(f.slice(home.length + 1));
   const listings = new DirListings(home, entryOf);
   const watchers = [];
+  const incidents = path.join(home, 'incidents');
+  const taken = [];
+  let takenFiles = 0;
+  let takenBytes = 0;
   const walk = await walkHome(home, {
     onDir: (dir) => watchers.push(fs.watch(dir, { persistent: false }, () => undefined)),
     knownListing: (dir, own) => listings.known(dir, own),
     onListing: (_dir, _own, _listing, known) => (read += known ? 0 : 1),
+    // As HomeReader.takeIncidentDir: an unchanged incident directory with a bundle is taken whole,
+    // its records deserialised (a start must have them to show them) and kept.
+    takeDir: (dir, own) => {
+      const bundle = dir.startsWith(incidents) ? trustedBundle(entryOf(dir + path.sep), own) : null;
+      if (!bundle) return null;
+      for (let j = 0; j < bundle.parts.length; j++) taken.push(bundleRecords(bundle, j));
+      takenFiles += bundle.names.length;
+      for (let i = 0; i < bundle.size.length; i++) takenBytes += bundle.size[i];
+      return bundle.dirs;
+    },
     // As HomeReader.knownIncidentStats: an unchanged incident directory's incidents take the cache's stats.
     knownStats: (dir, own) => cachedIncidentStats(dir, own, entryOf),
   });
   for (const w of watchers) w.close();
-  files = walk.files.length;
-  bytes = walk.files.reduce((sum, f) => sum + f.size, 0);
+  files = walk.files.length + takenFiles;
+  bytes = walk.files.reduce((sum, f) => sum + f.size, takenBytes);
   dirs = walk.dirs.length;
 }
 process.stdout.write(cacheFile ? `${files} ${bytes} ${dirs} ${read} ${entries.size}\n` : `${files} ${bytes}\n`);

@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
-import type { ReaderEvent } from '../src/model/types.js';
+import type { IncidentRecord, ReaderEvent } from '../src/model/types.js';
 import { SharedMap } from '../src/model/shared-map.js';
 import { readIncidentFields } from '../src/readers/incident-file.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
@@ -30,6 +30,7 @@ import { relativeInside } from '../src/readers/rel-path.js';
 import { scanBackward } from '../src/readers/tailer.js';
 import { SessionCache, sessionCacheFile } from '../src/readers/session-cache.js';
 import { createLiveStore } from '../src/app/live-store.js';
+import { BUNDLE_PART, type IncidentBundle } from '../src/readers/dir-listings.js';
 import { processStartIdentity } from '../src/readers/process-probe.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -234,6 +235,12 @@ async function pathsGivenTo<T>(name: 'statSync' | 'openSync' | 'readdirSync' | '
     mutable[name] = original;
     syncBuiltinESMExports();
   }
+}
+
+/** The files opened or read whole (`openSync`, `readFileSync`) while `run` runs. */
+async function readsDuring<T>(run: () => Promise<T>): Promise<{ value: T; paths: Set<string> }> {
+  const opened = await pathsGivenTo('openSync', () => pathsGivenTo('readFileSync', run));
+  return { value: opened.value.value, paths: new Set([...opened.paths, ...opened.value.paths]) };
 }
 
 /** What the cache in `cacheDir` now remembers of `file` (all of it loaded), or undefined. */
@@ -679,7 +686,7 @@ test('an incident\'s record keeps no raw fields, cold or warm, nor does the cach
   assert.ok(now.state === 'read' && now.fields.cwd === '/wark/a', JSON.stringify(now));
 });
 
-test('a warm start takes the stats of the incidents in a directory unchanged since the cache recorded it from the cache (no stat call); a file renamed over one is seen; one rewritten in place is seen by the first sweep', async (t) => {
+test('a warm start takes an incident directory unchanged since the cache recorded it whole from its bundle (not listed, no file in it stat\'ed or read), with the records a cold start reads; after a file renamed over one or created, that file is read and the others answered by the old bundle; one rewritten in place while closed is seen by the first sweep, and one rewritten while the dashboard runs takes the trust from its bundle', async (t) => {
   const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-dirs-'));
   t.after(() => rmSync(base, { recursive: true, force: true }));
   const home = path.join(base, 'home');
@@ -688,69 +695,197 @@ test('a warm start takes the stats of the incidents in a directory unchanged sin
   mkdirSync(request, { recursive: true });
   const at = '2026-11-30T11:00:00.000Z';
   const body = (session: string, attempt: number) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at, home, cwd: '/work/a', attempt });
-  for (let i = 0; i < 6; i++) {
-    writeFileSync(path.join(top, `s${i}-top.json`), body(`s${i}`, 1));
-    writeFileSync(path.join(request, `s${i}-req.json`), body(`s${i}`, 1));
-  }
+  for (let i = 0; i < 6; i++) writeFileSync(path.join(top, `s${i}-top.json`), body(`s${i}`, 1));
+  // More than one part of records (BUNDLE_PART files each).
+  for (let i = 0; i < BUNDLE_PART + 20; i++) writeFileSync(path.join(request, `s${i}-req.json`), body(`s${i}`, 1));
   const cacheDir = path.join(base, 'cache');
   // The directories were just made: a clock a minute ahead lets their stat be recorded (it must be RACY_DIR_MS old).
   const now = () => Date.now() + 60_000;
   const incidentFiles = (dir: string) => readdirSync(dir).filter((n) => n.endsWith('.json')).map((n) => path.join(dir, n));
-  /** A start (then stop): the incidents it emitted in order, and the paths statSync was asked for meanwhile. */
-  const startOnce = async (more: Partial<HomeReaderOptions> = {}) => {
-    const emitted: { file: string; attempt: unknown }[] = [];
-    const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'incident' && emitted.push({ file: e.record.file, attempt: e.record.attempt })), watch: false, now, host: 'test-host', cacheDir, ...more });
+  type Seen = { emitted: IncidentRecord[]; statted: Set<string>; listed: Set<string>; opened: Set<string> };
+  /** A start (then stop): the incidents it emitted in order, and the paths statSync, readdirSync and openSync were asked for meanwhile. */
+  const startOnce = async (more: Partial<HomeReaderOptions> = {}): Promise<Seen> => {
+    const emitted: IncidentRecord[] = [];
+    const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'incident' && emitted.push(e.record)), watch: false, now, host: 'test-host', cacheDir, ...more });
     try {
-      const { paths } = await pathsGivenTo('statSync', () => reader.start());
-      return { emitted, statted: paths };
+      const read = await readsDuring(() => pathsGivenTo('readdirSync', () => pathsGivenTo('statSync', () => reader.start())));
+      return { emitted, statted: read.value.value.paths, listed: read.value.paths, opened: read.paths };
     } finally {
       await reader.stop();
     }
   };
+  const attempts = (s: Seen) => new Map(s.emitted.map((e) => [e.file, e.attempt]));
+  const bundleOf = async (dir: string) => (await cachedEntry<{ k: string; ino: number; ctimeMs: number; bundle?: IncidentBundle }>(cacheDir, home, dir + path.sep))!;
   const all = [...incidentFiles(top), ...incidentFiles(request)];
 
   const cold = await startOnce();
   assert.deepEqual(cold.emitted.map((e) => e.file).sort(), [...all].sort(), 'a cold start reads every incident');
-  for (const f of all) assert.ok(cold.statted.has(f), `a cold start stats ${path.basename(f)}`);
-  for (const dir of [top, request]) assert.deepEqual(await cachedEntry(cacheDir, home, dir + path.sep), { k: 'dir', ino: statSync(dir).ino, ctimeMs: statSync(dir).ctimeMs }, `${path.relative(home, dir)} recorded`);
+  for (const f of all) assert.ok(cold.statted.has(f) && cold.opened.has(f), `a cold start stats and reads ${path.basename(f)}`);
+  for (const dir of [top, request]) {
+    const entry = await bundleOf(dir);
+    assert.deepEqual({ k: entry.k, ino: entry.ino, ctimeMs: entry.ctimeMs }, { k: 'dir', ino: statSync(dir).ino, ctimeMs: statSync(dir).ctimeMs }, `${path.relative(home, dir)} recorded`);
+    assert.deepEqual([...entry.bundle!.names].sort(), incidentFiles(dir).map((f) => path.basename(f)).sort(), `${path.relative(home, dir)}: its bundle names every incident in it`);
+    assert.deepEqual(entry.bundle!.dirs, dir === top ? ['request'] : [], 'and its subdirectories');
+    for (const f of incidentFiles(dir)) assert.equal(await cachedEntry(cacheDir, home, f), undefined, `${path.basename(f)} has no entry of its own`);
+  }
+  assert.equal((await bundleOf(request)).bundle!.parts.length, 2, 'request/ in two parts of records');
 
   const warm = await startOnce();
-  assert.deepEqual(new Map(warm.emitted.map((e) => [e.file, e.attempt])), new Map(cold.emitted.map((e) => [e.file, e.attempt])), 'a warm start shows the same incidents');
-  for (const f of all) assert.ok(!warm.statted.has(f), `a warm start takes the stat of ${path.basename(f)} from the cache`);
-  assert.ok(warm.statted.has(top) && warm.statted.has(request), 'the directories themselves are stat\'ed');
+  assert.deepEqual(
+    [...warm.emitted].sort((a, b) => a.file.localeCompare(b.file)),
+    [...cold.emitted].sort((a, b) => a.file.localeCompare(b.file)),
+    'a warm start shows the records a cold start read',
+  );
+  for (const f of all) assert.ok(!warm.statted.has(f) && !warm.opened.has(f), `a warm start neither stats nor reads ${path.basename(f)}`);
+  assert.ok(!warm.listed.has(top) && !warm.listed.has(request), 'nor lists their directories');
+  assert.ok(warm.statted.has(top) && warm.statted.has(request), 'whose own stat it takes');
 
   // A file renamed over one in request/ (its ctime changes): every file there is stat'ed, the new
-  // content is shown; the other directory is still answered from the cache.
+  // content is read and shown, the others are answered by the old bundle; the other directory is
+  // still taken whole.
   const replaced = path.join(request, 's2-req.json');
   writeFileSync(replaced + '.tmp', body('s2', 7));
   renameSync(replaced + '.tmp', replaced);
   const renamed = await startOnce();
   for (const f of incidentFiles(request)) assert.ok(renamed.statted.has(f), `${path.basename(f)} stat'ed after the rename`);
-  for (const f of incidentFiles(top)) assert.ok(!renamed.statted.has(f), `${path.basename(f)} still from the cache`);
-  assert.equal(renamed.emitted.find((e) => e.file === replaced)?.attempt, 7, 'the renamed file is read again');
-  // A file created there: seen by the listing (read, stat'ed) although its directory was recorded.
+  assert.deepEqual([...renamed.opened].filter((f) => f.startsWith(top)), [replaced], 'only the renamed file is read');
+  for (const f of incidentFiles(top)) assert.ok(!renamed.statted.has(f), `${path.basename(f)} still taken from its bundle`);
+  assert.equal(attempts(renamed).get(replaced), 7, 'the renamed file\'s new record');
+  assert.equal(attempts(renamed).size, all.length, 'every incident shown');
+  const again = await startOnce();
+  assert.ok(incidentFiles(request).every((f) => !again.statted.has(f) && !again.opened.has(f)), 'request/ is bundled again');
+  assert.equal(attempts(again).get(replaced), 7);
+  // A file created there: seen by the listing (read, stat'ed).
   const created = path.join(top, 's9-top.json');
   writeFileSync(created, body('s9', 1));
   const withNew = await startOnce();
-  assert.equal(withNew.emitted.find((e) => e.file === created)?.attempt, 1, 'the new file is read');
+  assert.equal(attempts(withNew).get(created), 1, 'the new file is read');
+  assert.deepEqual([...withNew.opened].filter((f) => f.startsWith(top)), [created], 'and only it');
 
   // Rewritten in place while the dashboard was closed (incident files are not, SPEC §3.2): the
-  // start shows the cached record, and its first backstop sweep (at once with a fixed interval)
+  // start shows the bundle's record, and its first backstop sweep (at once with a fixed interval)
   // stats every file and reads the new content.
-  await startOnce(); // records top/ as it is now (the new file changed its ctime)
+  await startOnce(); // bundles top/ as it is now (the new file changed its ctime)
   const inPlace = path.join(top, 's3-top.json');
   writeFileSync(inPlace, body('s3', 12345));
   const swept = await startOnce({ watch: true, reconcileMs: 60_000 });
-  const seen = swept.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt);
-  assert.deepEqual(seen, [1, 12345], 'the cached record first, then the sweep\'s read');
-  // The sweep's read (no walk stat to cache it with) dropped the stale entry: the next start stats
-  // the file and reads it, and the one after has it cached again.
+  assert.deepEqual(swept.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt), [1, 12345], 'the bundle\'s record first, then the sweep\'s read');
+  // The sweep's read took the trust from top/'s bundle: the next start stats top/'s files, reads
+  // that one alone, and bundles top/ again; the one after takes it whole.
   const next = await startOnce();
   assert.ok(next.statted.has(inPlace), 'the next start stats the file read by the sweep');
+  assert.deepEqual([...next.opened].filter((f) => f.startsWith(top)), [inPlace], 'and reads it alone');
   assert.deepEqual(next.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt), [12345], 'and shows what it now says');
   const after = await startOnce();
-  assert.ok(!after.statted.has(inPlace), 'cached again after that');
+  assert.ok(!after.statted.has(inPlace) && !after.opened.has(inPlace), 'taken from the bundle again after that');
   assert.deepEqual(after.emitted.filter((e) => e.file === inPlace).map((e) => e.attempt), [12345]);
+
+  // Rewritten in place while the dashboard runs (same size: only its mtime tells): read then, and
+  // the next start does not take its directory whole.
+  const live = path.join(request, 's4-req.json');
+  const liveSeen: IncidentRecord[] = [];
+  const running = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'incident' && liveSeen.push(e.record)), watch: true, now, host: 'test-host', cacheDir });
+  try {
+    await running.start();
+    writeFileSync(live, body('s4', 8));
+    await waitFor(() => liveSeen.some((r) => r.file === live && r.attempt === 8), 'the rewrite is read', 10_000);
+  } finally {
+    await running.stop();
+  }
+  const afterLive = await startOnce();
+  assert.ok(afterLive.statted.has(live), 'the next start stats request/\'s files');
+  assert.deepEqual([...afterLive.opened].filter((f) => f.startsWith(top)), [live], 'and reads that file alone (read while it ran, without a walk stat, it was not cached); the others are the old bundle\'s');
+  assert.equal(attempts(afterLive).get(live), 8, 'what it now says');
+  assert.equal(attempts(afterLive).size, all.length + 1);
+});
+
+test('an incident directory holding a file without a clean read has no bundle: its clean files are cached each on their own (those of an old bundle too), and the bad one is read and reported at every start', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-unbundled-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  const dir = path.join(home, 'incidents', 'request');
+  mkdirSync(dir, { recursive: true });
+  const body = (session: string) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt: 1 });
+  const good = Array.from({ length: 4 }, (_, i) => path.join(dir, `s${i}-req.json`));
+  for (const f of good) writeFileSync(f, body(path.basename(f).slice(0, 2)));
+  const cacheDir = path.join(base, 'cache');
+  const now = () => Date.now() + 60_000;
+  const startOnce = async () => {
+    const incidents: string[] = [];
+    const warned = new Set<string>();
+    const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => (e.type === 'incident' ? incidents.push(e.record.file) : e.type === 'warnings' && e.warnings.length > 0 && warned.add(e.file))), watch: false, now, host: 'test-host', cacheDir });
+    try {
+      const { paths: opened } = await readsDuring(() => reader.start());
+      return { incidents: incidents.sort(), warned, opened: [...opened].filter((f) => f.startsWith(dir)).sort() };
+    } finally {
+      await reader.stop();
+    }
+  };
+  await startOnce();
+  const entry = await cachedEntry<{ bundle?: unknown }>(cacheDir, home, dir + path.sep);
+  assert.ok(entry?.bundle, 'clean: bundled');
+  // A file that is not JSON joins them (the directory changes).
+  const bad = path.join(dir, 's9-req.json');
+  writeFileSync(bad, '{ not json');
+  utimesSync(bad, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+  for (let round = 1; round <= 3; round++) {
+    const s = await startOnce();
+    assert.deepEqual(s.incidents, [...good].sort(), `start ${round}: the clean incidents shown`);
+    assert.ok(s.warned.has(bad), `start ${round}: the bad file reported`);
+    assert.deepEqual(s.opened, [bad], `start ${round}: only the bad file is read`);
+    assert.equal((await cachedEntry<{ bundle?: unknown }>(cacheDir, home, dir + path.sep))?.bundle, undefined, `start ${round}: no bundle`);
+    for (const f of good) assert.equal((await cachedEntry<{ k: string }>(cacheDir, home, f))?.k, 'small', `start ${round}: ${path.basename(f)} cached on its own`);
+  }
+  // Made clean again: bundled again.
+  writeFileSync(bad, body('s9'));
+  await startOnce();
+  assert.ok((await cachedEntry<{ bundle?: unknown }>(cacheDir, home, dir + path.sep))?.bundle, 'clean again: bundled');
+  const last = await startOnce();
+  assert.deepEqual(last.opened, [], 'and nothing read');
+  assert.deepEqual(last.incidents, [...good, bad].sort());
+});
+
+test('a bundle damaged in the cache (a part of records that does not deserialise) costs its directory a read afresh, never a start: every incident is shown, and the next start bundles it again', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-damaged-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  const dir = path.join(home, 'incidents', 'request');
+  mkdirSync(dir, { recursive: true });
+  const body = (session: string, attempt: number) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt });
+  const files = Array.from({ length: BUNDLE_PART + 5 }, (_, i) => path.join(dir, `s${i}-req.json`));
+  files.forEach((f, i) => writeFileSync(f, body(`s${i}`, i)));
+  const cacheDir = path.join(base, 'cache');
+  const now = () => Date.now() + 60_000;
+  const startOnce = async () => {
+    const shown = new Map<string, unknown>();
+    const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'incident' && shown.set(e.record.file, e.record.attempt)), watch: false, now, host: 'test-host', cacheDir });
+    try {
+      const { paths } = await readsDuring(() => reader.start());
+      return { shown, read: [...paths].filter((f) => f.startsWith(dir)) };
+    } finally {
+      await reader.stop();
+    }
+  };
+  const cold = await startOnce();
+  assert.equal(cold.shown.size, files.length);
+  // The second part's bytes overwritten on disk, as a damaged cache would hold them.
+  const cache = await SessionCache.open<{ k: string; bundle?: IncidentBundle }>(cacheDir, home, CACHE_WRITER);
+  await cache.loadRest();
+  const entry = cache.get(dir + path.sep)!;
+  assert.equal(entry.bundle?.parts.length, 2, 'bundled in two parts');
+  const broken = Buffer.from(entry.bundle!.parts[1]!);
+  broken.fill(0xff, 2);
+  cache.set(dir + path.sep, { ...entry, bundle: { ...entry.bundle!, parts: [entry.bundle!.parts[0]!, broken] } });
+  await cache.save();
+  const damaged = await startOnce();
+  assert.deepEqual(damaged.shown, cold.shown, 'every incident shown, with its record');
+  assert.equal(damaged.read.length, files.length, 'its directory read afresh');
+  const next = await startOnce();
+  assert.deepEqual(next.shown, cold.shown);
+  assert.equal(next.read.length, 0, 'the next start reads none of them (each cached on its own)');
+  const after = await startOnce();
+  assert.equal(after.read.length, 0);
+  assert.equal((await cachedEntry<{ bundle?: IncidentBundle }>(cacheDir, home, dir + path.sep))?.bundle?.parts.length, 2, 'and bundled again');
 });
 
 /**
@@ -790,7 +925,8 @@ test('a warm start takes the listing of each directory under sessions/, tmp/asyn
   const incident = readdirSync(path.join(home, 'incidents', 'request')).map((n) => path.join(home, 'incidents', 'request', n))[0]!;
   assert.ok(polled.paths.has(incident), 'and the incidents stat\'ed');
   assert.deepEqual(polled.value.value, cold.model, 'with the same model');
-  assert.ok(warm.all.has(path.join(home, 'incidents', 'request')) && warm.all.has(path.join(home, 'loop-dash', 'checkpoints')), 'and still reads incidents/ and loop-dash/');
+  assert.ok(warm.all.has(path.join(home, 'loop-dash', 'checkpoints')), 'and still reads loop-dash/');
+  assert.ok(!warm.all.has(path.join(home, 'incidents', 'request')), 'but not incidents/request/, taken from its bundle');
   assert.deepEqual(warm.model, cold.model, 'with the same model');
 
   // A session file created, a lane's run directory removed, a lane status rewritten by rename:

@@ -12,6 +12,7 @@
  */
 import type { Stats } from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { LIST_ROOTS, type DirListing, type KnownStat, type WalkRoot } from './home-walk.js';
 
 /** How old a directory's last change must be for it to be recorded. */
@@ -27,6 +28,88 @@ export interface CachedDir {
   k: 'dir';
   ino: number;
   ctimeMs: number;
+  /** Every incident file in it, with its stat and record, when each one had a clean read. */
+  bundle?: IncidentBundle;
+}
+
+/**
+ * The incident files of a directory, as one cache entry instead of one per file: a warm start
+ * takes a directory the cache records unchanged from here — its subdirectories and its files'
+ * stats and records — without listing it or making an object per file on the way (the big home's
+ * 5 014 incidents; docs/PERFORMANCE.md, "Incident directories in one entry each"). The stats are
+ * typed arrays and the records are serialised in parts of their own (BUNDLE_PART files each), so
+ * loading the cache makes a few objects per directory and a start deserialises one part at a
+ * time, in its slices.
+ */
+export interface IncidentBundle {
+  /** The subdirectories a walk descends into (temp names left out), in listing order. */
+  dirs: string[];
+  /** The incident files' names, in listing order. */
+  names: string[];
+  size: Float64Array;
+  mtimeMs: Float64Array;
+  ino: Float64Array;
+  /** Part j: the V8 serialisation of the records of names[j * BUNDLE_PART …], without their file and home. */
+  parts: Uint8Array[];
+}
+
+/** Files per serialised part of a bundle's records. */
+export const BUNDLE_PART = 500;
+
+/** The bundle of a cache entry, when it is an incident directory's with a bundle of the right shape. */
+export function bundleOf(entry: unknown): IncidentBundle | null {
+  const b = (entry as Partial<CachedDir> | undefined)?.k === 'dir' ? (entry as CachedDir).bundle : undefined;
+  if (!b || !Array.isArray(b.dirs) || !Array.isArray(b.names) || !Array.isArray(b.parts)) return null;
+  const n = b.names.length;
+  if (!(b.size instanceof Float64Array && b.mtimeMs instanceof Float64Array && b.ino instanceof Float64Array)) return null;
+  if (b.size.length !== n || b.mtimeMs.length !== n || b.ino.length !== n || b.parts.length !== Math.ceil(n / BUNDLE_PART)) return null;
+  for (let i = 0; i < n; i++) if (typeof b.names[i] !== 'string') return null;
+  for (let i = 0; i < b.dirs.length; i++) if (typeof b.dirs[i] !== 'string') return null;
+  for (let j = 0; j < b.parts.length; j++) if (!(b.parts[j] instanceof Uint8Array)) return null;
+  return b;
+}
+
+/** The bundle of an incident directory the cache records unchanged (same inode and ctime), or null. */
+export function trustedBundle(entry: unknown, own: { ino: number; ctimeMs: number }): IncidentBundle | null {
+  return isRecordedDir(entry, own) ? bundleOf(entry) : null;
+}
+
+/**
+ * The records of part `j` of `bundle` (each without its file and home), deserialised anew; null
+ * when the part is not what was written (a cache damaged on disk).
+ */
+export function bundleRecords(bundle: IncidentBundle, j: number): Record<string, unknown>[] | null {
+  let records: unknown;
+  try {
+    records = v8.deserialize(bundle.parts[j]!);
+  } catch {
+    return null;
+  }
+  const want = Math.min(BUNDLE_PART, bundle.names.length - j * BUNDLE_PART);
+  if (!Array.isArray(records) || records.length !== want) return null;
+  for (let k = 0; k < want; k++) if (typeof records[k] !== 'object' || records[k] === null) return null;
+  return records as Record<string, unknown>[];
+}
+
+/** A bundle of `names` (with their stats and records) and the subdirectories `dirs`; each record is written without its file and home. */
+export function makeBundle(dirs: string[], files: readonly { name: string; size: number; mtimeMs: number; ino: number; record: unknown }[]): IncidentBundle {
+  const n = files.length;
+  const bundle: IncidentBundle = { dirs, names: new Array<string>(n), size: new Float64Array(n), mtimeMs: new Float64Array(n), ino: new Float64Array(n), parts: [] };
+  for (let i = 0; i < n; i++) {
+    const f = files[i]!;
+    bundle.names[i] = f.name;
+    bundle.size[i] = f.size;
+    bundle.mtimeMs[i] = f.mtimeMs;
+    bundle.ino[i] = f.ino;
+  }
+  for (let j = 0; j < n; j += BUNDLE_PART) {
+    const records = files.slice(j, j + BUNDLE_PART).map((f) => {
+      const { file: _f, home: _h, ...record } = f.record as { file?: string; home?: string };
+      return record;
+    });
+    bundle.parts.push(v8.serialize(records));
+  }
+  return bundle;
 }
 
 /**

@@ -4,14 +4,14 @@
  * makes us read the file to its end and re-check ~75 ms later — and a slow reconcile sweep that
  * catches anything the watcher missed. Directories are watched, not files (watch-backend.ts).
  */
-import { promises as fsp, statSync, type Stats } from 'node:fs';
+import { promises as fsp, readdirSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/paths.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
-import { cachedIncidentStats, FRONT_TREE_KEYS, isRecordedDir, RACY_DIR_MS, DirListings, type CachedDir, type CachedTree } from './dir-listings.js';
-import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type DirListing, type FoundFile, type KnownStat, type WalkRoot } from './home-walk.js';
+import { BUNDLE_PART, bundleOf, bundleRecords, cachedIncidentStats, FRONT_TREE_KEYS, isRecordedDir, makeBundle, RACY_DIR_MS, DirListings, trustedBundle, type CachedDir, type CachedTree, type IncidentBundle } from './dir-listings.js';
+import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type DirListing, type FoundFile, type KnownStat, type WalkOptions, type WalkRoot } from './home-walk.js';
 import { readAck, JournalReader } from './journal.js';
 import { LivenessLinks } from './liveness-links.js';
 import { COALESCE_MS, Periodic } from './periodic.js';
@@ -274,6 +274,14 @@ export class HomeReader {
    * file in them is answered (null: changed too recently to be recorded).
    */
   private readonly incidentDirs = new Map<string, CachedDir | null>();
+  /** The start's incident directories taken whole from their bundles (takeIncidentDir), until their incidents are applied. */
+  private takenIncidentDirs: { dir: string; bundle: IncidentBundle }[] = [];
+  /** What the start's walk found in each incident directory it listed (null: names alone do not say it), for its bundle. */
+  private readonly incidentListings = new Map<string, DirListing | null>();
+  /** During a start: each incident file with a clean read (from the cache or read), with its walk stat — what bundles are made of. */
+  private cleanIncidents: Map<string, { found: FoundFile; record: unknown }> | null = null;
+  /** Per incident directory's cache key: its bundle's names by index, and the parts of records deserialised so far (bundleHit). */
+  private readonly bundleLookups = new Map<string, { bundle: IncidentBundle; index: Map<string, number>; parts: (Record<string, unknown>[] | undefined)[] }>();
   /** The directories' listings this start takes from the cache and records in it. */
   private readonly listings: DirListings;
   /** Sessions whose cache entry is out of date. */
@@ -375,14 +383,20 @@ export class HomeReader {
       this.cache.onChange = this.onCacheChange;
     }
     // Directories unchanged since the cache recorded them are not read (dir-listings.ts), and the
-    // stats of the incidents in them are the cache's (knownIncidentStats) — both trust a
+    // incidents in them are the cache's (takeIncidentDir, knownIncidentStats) — both trust a
     // directory's ctime, which a network file system's client may cache: not when polling is
     // forced (`--poll`, CHOKIDAR_USEPOLLING: how such a home is watched).
     const trustDirs = !this.opts.polling;
+    const incidents = homePaths(this.home).incidents;
+    const underIncidents = incidents + path.sep;
+    const isIncidentDir = (dir: string) => dir === incidents || dir.startsWith(underIncidents);
+    if (this.cache) this.cleanIncidents = new Map();
     const listings = {
       knownListing: (dir: string, own: Stats) => (trustDirs ? this.listings.known(dir, own) : null),
       onListing: (dir: string, own: Stats, listing: DirListing | null, known: boolean) => {
-        if (this.cache) this.listings.found(dir, own, listing, known, this.opts.now());
+        if (!this.cache) return;
+        this.listings.found(dir, own, listing, known, this.opts.now());
+        if (isIncidentDir(dir)) this.incidentListings.set(dir, listing);
       },
     };
     const walkStart = performance.now();
@@ -413,9 +427,9 @@ export class HomeReader {
     await prime(sessions, new TimeSlices(LIST_PRIME_SLICE_MS));
     this.push({ type: 'progress', home: this.home, read: 0, total: sessions.length, done: sessions.length === 0 });
     this.opts.onStage('listed');
-    const more = async (roots: readonly WalkRoot[], knownStats?: (dir: string, own: Stats) => KnownStat | null) => {
+    const more = async (roots: readonly WalkRoot[], incidentDirs?: Pick<WalkOptions, 'knownStats' | 'takeDir'>) => {
       const t0 = performance.now();
-      const r = listed.homeExists ? await walkHome(this.home, { onDir, roots, top: false, ...listings, ...(knownStats ? { knownStats } : {}) }) : { files: [], dirs: [], problems: [] };
+      const r = listed.homeExists ? await walkHome(this.home, { onDir, roots, top: false, ...listings, ...incidentDirs }) : { files: [], dirs: [], problems: [] };
       walkMs += performance.now() - t0;
       return r;
     };
@@ -504,9 +518,15 @@ export class HomeReader {
     let job = uncached.length >= this.opts.workerMinFiles && uncached.length > 0 ? readJob(uncached, true) : null;
     this.readJob = job;
 
-    const incidents = homePaths(this.home).incidents;
-    const underIncidents = incidents + path.sep;
-    const later = await more(LATER_ROOTS, (dir, own) => (trustDirs && (dir === incidents || dir.startsWith(underIncidents)) ? this.knownIncidentStats(dir, own) : null));
+    const later = await more(
+      LATER_ROOTS,
+      trustDirs
+        ? {
+            takeDir: (dir, own) => (isIncidentDir(dir) ? this.takeIncidentDir(dir, own) : null),
+            knownStats: (dir, own) => (isIncidentDir(dir) ? this.knownIncidentStats(dir, own) : null),
+          }
+        : {},
+    );
     this.walkMs = walkMs;
     const walk = { files: [...listed.files, ...live.files, ...later.files], dirs: [...listed.dirs, ...live.dirs, ...later.dirs], problems: [...listed.problems, ...live.problems, ...later.problems] };
     // Each step below runs over every file or directory of the home: the loop gets a turn between.
@@ -615,6 +635,8 @@ export class HomeReader {
       this.cacheStore(f.file, kind, f, r);
       answered.set(f.file, r);
     });
+    await this.applyTakenIncidents();
+    if (this.stopped) return;
     for (let i = 0; i < small.length; i++) {
       const { kind, f } = small[i]!;
       if (this.stopped) return;
@@ -1208,8 +1230,11 @@ export class HomeReader {
 
   /** The cached record of a small file whose walk stat (size, mtime, inode) is the one it was cached with. */
   private cacheHit<T>(file: string, kind: ArtifactKind, found: FoundFile | undefined): SmallFileRead<T> | null {
-    const c = found ? this.cache?.get(file) : undefined;
-    if (!found || !isEntry(c, 'small') || c.kind !== kind || c.size !== found.size || c.mtimeMs !== found.mtimeMs || c.ino !== found.ino) return null;
+    if (!found) return null;
+    const c = this.cache?.get(file);
+    // An incident without an entry of its own may be in its directory's bundle.
+    if (c === undefined && kind === 'incident') return this.bundleHit(file, found) as SmallFileRead<T> | null;
+    if (!isEntry(c, 'small') || c.kind !== kind || c.size !== found.size || c.mtimeMs !== found.mtimeMs || c.ino !== found.ino) return null;
     // Written without its file and home (the key says them): they are added to the record as
     // deserialised (not to a copy: a warm start of a big home takes ~7 000 records from the cache),
     // which the cache and the model then share.
@@ -1222,7 +1247,127 @@ export class HomeReader {
         c.homeOmitted = 0;
       }
     }
+    if (kind === 'incident') this.cleanIncidents?.set(file, { found, record: c.record });
     return { record: c.record as T, warnings: [], missing: false, transient: false, mtimeMs: found.mtimeMs };
+  }
+
+  /**
+   * The record of an incident its directory's bundle holds with the walk stat `found` (the
+   * directory changed since it was recorded, so its files were listed and stat'ed, but most of
+   * them are the files they were), or null.
+   */
+  private bundleHit(file: string, found: FoundFile): SmallFileRead<IncidentRecord> | null {
+    const cut = file.lastIndexOf(path.sep);
+    const key = file.slice(0, cut + 1);
+    const bundle = bundleOf(this.cache?.get(key));
+    if (!bundle) return null;
+    let look = this.bundleLookups.get(key);
+    if (look?.bundle !== bundle) {
+      const index = new Map<string, number>();
+      for (let i = 0; i < bundle.names.length; i++) index.set(bundle.names[i]!, i);
+      look = { bundle, index, parts: [] };
+      this.bundleLookups.set(key, look);
+    }
+    const i = look.index.get(file.slice(cut + 1));
+    if (i === undefined || bundle.size[i] !== found.size || bundle.mtimeMs[i] !== found.mtimeMs || bundle.ino[i] !== found.ino) return null;
+    const j = Math.floor(i / BUNDLE_PART);
+    const records = (look.parts[j] ??= bundleRecords(bundle, j) ?? undefined);
+    if (!records) return null;
+    const record = records[i - j * BUNDLE_PART] as unknown as IncidentRecord;
+    record.file = file;
+    record.home = this.home;
+    this.cleanIncidents?.set(file, { found, record });
+    return { record, warnings: [], missing: false, transient: false, mtimeMs: found.mtimeMs };
+  }
+
+  /**
+   * A start's walk of `incidents/`: a directory the cache records unchanged with a bundle (same
+   * inode and ctime: no file in it created, removed or renamed since, and each one had a clean
+   * read) is taken whole from it — its subdirectories, and its incidents applied from the bundle
+   * once the walk is over (applyTakenIncidents) — without listing it, stat'ing its files or an
+   * object per file on the way. Incident files are written in one go and not rewritten (SPEC
+   * §3.2); one rewritten in place while the dashboard was closed is found by the first backstop
+   * sweep, which stats every file (`reconcile`), and one rewritten while it runs takes the trust
+   * from its directory's bundle (untrustBundle).
+   */
+  private takeIncidentDir(dir: string, own: Stats): readonly string[] | null {
+    const bundle = trustedBundle(this.cache?.get(dir + path.sep), own);
+    if (!bundle) return null;
+    this.incidentDirs.set(dir, { k: 'dir', ino: own.ino, ctimeMs: own.ctimeMs });
+    this.takenIncidentDirs.push({ dir, bundle });
+    return bundle.dirs;
+  }
+
+  /** The incidents of the directories taken from their bundles, as a read of each would give them; a part of records per slice. */
+  private async applyTakenIncidents(): Promise<void> {
+    const taken = this.takenIncidentDirs;
+    this.takenIncidentDirs = [];
+    const horizon = this.opts.now() - ACTIVE_MS;
+    for (let d = 0; d < taken.length; d++) {
+      const { dir, bundle } = taken[d]!;
+      const prefix = dir + path.sep;
+      for (let j = 0; j * BUNDLE_PART < bundle.names.length; j++) {
+        const records = bundleRecords(bundle, j);
+        if (!records) {
+          await this.readTakenDirAfresh(dir);
+          break;
+        }
+        for (let k = 0; k < records.length; k++) {
+          const i = j * BUNDLE_PART + k;
+          const file = prefix + bundle.names[i]!;
+          const record = records[k] as unknown as IncidentRecord;
+          record.file = file;
+          record.home = this.home;
+          this.lastEmitted.set(file, record);
+          this.push({ type: 'incident', record });
+          const mtimeMs = bundle.mtimeMs[i]!;
+          this.known.set(file, { kind: 'incident', size: bundle.size[i]!, mtimeMs, ino: bundle.ino[i]! });
+          if (mtimeMs >= horizon) this.markRecent(file, mtimeMs);
+        }
+        await this.breathe();
+        if (this.stopped) return;
+      }
+    }
+  }
+
+  /**
+   * A directory taken from a bundle that turned out damaged (a part of its records would not
+   * deserialise): its bundle dropped, its incidents read as a start without a cache reads them
+   * (those already applied from the bundle's good parts are not news again), and not recorded.
+   */
+  private async readTakenDirAfresh(dir: string): Promise<void> {
+    this.cache?.delete(dir + path.sep);
+    this.incidentDirs.set(dir, null);
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (let i = 0; i < names.length; i++) {
+      const file = dir + path.sep + names[i]!;
+      if (classifyPath(this.home, file) !== 'incident') continue;
+      let st;
+      try {
+        st = statSync(file, { throwIfNoEntry: false });
+      } catch {
+        continue;
+      }
+      if (!st?.isFile()) continue;
+      await this.readOne(file, 'incident', { kind: 'incident', file, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+      await this.breathe();
+    }
+  }
+
+  /**
+   * An incident read (or found unreadable) while the dashboard runs: its directory's bundle, if it
+   * has one, is no longer trusted as a whole by the next start (its ctime did not change if the
+   * file was rewritten in place), but still answers for its other files' stats (bundleHit).
+   */
+  private untrustBundle(file: string): void {
+    const key = file.slice(0, file.lastIndexOf(path.sep) + 1);
+    const entry = this.cache?.get(key);
+    if (isEntry(entry, 'dir') && entry.bundle !== undefined && entry.ctimeMs !== -1) this.cache!.set(key, { ...entry, ctimeMs: -1 });
   }
 
   /**
@@ -1244,15 +1389,60 @@ export class HomeReader {
     return cachedIncidentStats(dir, own, (file) => cache.get(file));
   }
 
-  /** Records the incident directories the start walked (see knownIncidentStats); one whose stat is not recorded is forgotten. */
+  /**
+   * Records the incident directories the start walked (see takeIncidentDir, knownIncidentStats):
+   * one whose every incident had a clean read with its bundle of them (their own entries then
+   * dropped); one whose stat is not recorded is forgotten, and the clean reads in a directory
+   * without a bundle (some may have come from its old one) each get an entry of their own.
+   */
   private recordIncidentDirs(): void {
     const cache = this.cache;
-    if (!cache) return;
+    const clean = this.cleanIncidents;
+    this.cleanIncidents = null;
+    this.bundleLookups.clear();
+    if (!cache || !clean) return;
+    const cleanByDir = new Map<string, string[]>();
+    clean.forEach((_, file) => {
+      const dir = file.slice(0, file.lastIndexOf(path.sep));
+      const list = cleanByDir.get(dir);
+      if (list) list.push(file);
+      else cleanByDir.set(dir, [file]);
+    });
     for (const [dir, seen] of this.incidentDirs) {
       const key = dir + path.sep;
+      const was = cache.get(key);
+      const old = bundleOf(was);
+      if (seen && isRecordedDir(was, seen) && old) continue;
+      const listing = this.incidentListings.get(dir);
+      const files = seen && listing ? listing.files.map((name) => ({ name, read: clean.get(key + name) })) : [];
+      if (seen && listing && files.every((f) => f.read)) {
+        const bundle = makeBundle(listing.dirs, files.map(({ name, read }) => ({ name, size: read!.found.size, mtimeMs: read!.found.mtimeMs, ino: read!.found.ino, record: read!.record })));
+        cache.set(key, { ...seen, bundle });
+        for (let i = 0; i < files.length; i++) cache.delete(key + files[i]!.name);
+        continue;
+      }
+      // No bundle now: each clean read, then each other file of the old bundle (not all were
+      // looked at), in an entry of its own.
+      const reads = cleanByDir.get(dir) ?? [];
+      for (let i = 0; i < reads.length; i++) {
+        const file = reads[i]!;
+        const { found, record } = clean.get(file)!;
+        if (cache.get(file) === undefined) cache.set(file, { k: 'small', kind: 'incident', size: found.size, mtimeMs: found.mtimeMs, ino: found.ino, record });
+      }
+      if (old) {
+        for (let j = 0; j * BUNDLE_PART < old.names.length; j++) {
+          const records = bundleRecords(old, j) ?? [];
+          for (let k = 0; k < records.length; k++) {
+            const i = j * BUNDLE_PART + k;
+            const file = key + old.names[i]!;
+            if (cache.get(file) === undefined) cache.set(file, { k: 'small', kind: 'incident', size: old.size[i]!, mtimeMs: old.mtimeMs[i]!, ino: old.ino[i]!, record: records[k] });
+          }
+        }
+      }
       if (!seen) cache.delete(key);
-      else if (!isRecordedDir(cache.get(key), seen)) cache.set(key, seen);
+      else if (!isRecordedDir(was, seen) || (isEntry(was, 'dir') && was.bundle !== undefined)) cache.set(key, seen);
     }
+    this.incidentListings.clear();
   }
 
   /** Records the listings the start's walk found (see dir-listings.ts), once every file it found is answered. */
@@ -1307,12 +1497,15 @@ export class HomeReader {
   private cacheStore(file: string, kind: ArtifactKind, found: FoundFile | undefined, r: SmallFileRead<unknown>): void {
     const cache = this.cache;
     if (!cache) return;
+    if (kind === 'incident') this.untrustBundle(file);
     if (!found) {
       if (kind === 'incident') cache.delete(file);
       return;
     }
-    if (r.record && r.warnings.length === 0 && !r.transient) cache.set(file, { k: 'small', kind, size: found.size, mtimeMs: found.mtimeMs, ino: found.ino, record: r.record });
-    else cache.delete(file);
+    if (r.record && r.warnings.length === 0 && !r.transient) {
+      cache.set(file, { k: 'small', kind, size: found.size, mtimeMs: found.mtimeMs, ino: found.ino, record: r.record });
+      if (kind === 'incident') this.cleanIncidents?.set(file, { found, record: r.record });
+    } else cache.delete(file);
   }
 
   /** The reader of a session file (made on first use, with what the cache remembers), or null for a path that is no session. */

@@ -89,6 +89,14 @@ export interface WalkOptions {
    * followed by a stat at every walk) and whether that came from `knownListing`.
    */
   onListing?: (dir: string, own: Stats, listing: DirListing | null, known: boolean) => void;
+  /**
+   * A directory whose files the owner takes from elsewhere (the cache: an incident directory
+   * unchanged since it was recorded): called with each directory under a walk root and its own
+   * stat, it gives the names of its subdirectories to walk, or null (the directory is walked as
+   * usual). A directory taken is watched and returned among `dirs`, but neither listed nor its
+   * files stat'ed or returned (nor `knownStats` or `onListing` called for it).
+   */
+  takeDir?: (dir: string, own: Stats) => readonly string[] | null;
 }
 
 /**
@@ -124,7 +132,7 @@ export async function walkHome(home: string, opts: WalkOptions = {}): Promise<Wa
   const dirs: { dir: string; ino: number }[] = [];
   const problems: { file: string; message: string }[] = [];
   const onDir = opts.onDir ?? (() => undefined);
-  const listings = { known: opts.knownListing ?? null, found: opts.onListing ?? null };
+  const listings = { known: opts.knownListing ?? null, found: opts.onListing ?? null, take: opts.takeDir ?? null };
   const known = opts.knownStats ?? null;
   if (opts.top === false) {
     await walkRoots(home, opts.roots ?? WALK_ROOTS, onDir, known, listings, files, dirs, problems);
@@ -159,7 +167,7 @@ async function walkRoots(
   roots: readonly WalkRoot[],
   onDir: (dir: string, ino: number) => void,
   knownStats: ((dir: string, own: Stats) => KnownStat | null) | null,
-  listings: { known: WalkOptions['knownListing'] | null; found: WalkOptions['onListing'] | null },
+  listings: { known: WalkOptions['knownListing'] | null; found: WalkOptions['onListing'] | null; take: WalkOptions['takeDir'] | null },
   files: FoundFile[],
   dirs: { dir: string; ino: number }[],
   problems: { file: string; message: string }[],
@@ -233,6 +241,12 @@ async function walkRoots(
     // Watched before it is listed: a file created after the listing is then always reported.
     const own = statSyncOrNull(dir);
     if (own?.isDirectory()) onDir(dir, own.ino);
+    const taken = own?.isDirectory() && listings.take ? listings.take(dir, own) : null;
+    if (own && taken) {
+      dirs.push({ dir, ino: own.ino });
+      if (depth < 12) for (let i = 0; i < taken.length; i++) await walkDir(dir + sep + taken[i]!, depth + 1);
+      return;
+    }
     const found = namesOf(dir, own);
     if (!found) return;
     if (own) dirs.push({ dir, ino: own.ino });

@@ -30,7 +30,7 @@ import { resolvedPrefix } from './rel-path.js';
 import { nextTurn, type TimeSlices } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
-export const SESSION_CACHE_FORMAT = 11;
+export const SESSION_CACHE_FORMAT = 12;
 
 export { defaultCacheDir } from './cache-dir.js';
 
@@ -347,6 +347,18 @@ async function writeAll(out: fsp.FileHandle, buf: Buffer): Promise<void> {
  * freed again leaves resident memory higher for good). Also what the benchmark's warm floor loads
  * a cache with (bench/floor.mjs).
  */
+/**
+ * Node's deserialiser makes a typed array or Buffer in the value a view of the bytes it reads —
+ * here the reused `scratch`, which the next slice overwrites: each is copied into memory of its own.
+ */
+class OwnedViews extends v8.DefaultDeserializer {
+  // Node's own hook (not in its type declarations), called for each typed array or Buffer.
+  _readHostObject(): unknown {
+    const view = (v8.DefaultDeserializer.prototype as unknown as { _readHostObject(this: v8.Deserializer): Uint8Array })._readHostObject.call(this);
+    return Buffer.isBuffer(view) ? Buffer.from(view) : view.slice();
+  }
+}
+
 export class CacheFile {
   private scratch = Buffer.allocUnsafe(64 * 1024);
   private at = 0;
@@ -397,7 +409,9 @@ export class CacheFile {
   /** The next length-prefixed V8-serialised value. */
   next(): unknown {
     const length = this.readExactly(4).readUInt32LE(0);
-    return v8.deserialize(this.readExactly(length));
+    const der = new OwnedViews(this.readExactly(length));
+    der.readHeader();
+    return der.readValue();
   }
 
   /**
