@@ -280,6 +280,8 @@ export class HomeReader {
   private readonly incidentListings = new Map<string, DirListing | null>();
   /** During a start: each incident file with a clean read (from the cache or read), with its walk stat — what bundles are made of. */
   private cleanIncidents: Map<string, { found: FoundFile; record: unknown }> | null = null;
+  /** The incident directories' cache keys with a file read since their bundle was begun (see recordIncidentDirs). */
+  private readonly touchedBundles = new Set<string>();
   /** Per incident directory's cache key: its bundle's names by index, and the parts of records deserialised so far (bundleHit). */
   private readonly bundleLookups = new Map<string, { bundle: IncidentBundle; index: Map<string, number>; parts: (Record<string, unknown>[] | undefined)[] }>();
   /** The directories' listings this start takes from the cache and records in it. */
@@ -646,7 +648,8 @@ export class HomeReader {
       await this.breathe();
     }
     // Every file the walk found is answered: the directories' stats and listings hold for the next start.
-    this.recordIncidentDirs();
+    await this.recordIncidentDirs();
+    if (this.stopped) return;
     this.recordListings();
     for (const kind of ['journal', 'ack'] as const) {
       for (const f of byKind(kind)) {
@@ -1366,6 +1369,7 @@ export class HomeReader {
    */
   private untrustBundle(file: string): void {
     const key = file.slice(0, file.lastIndexOf(path.sep) + 1);
+    this.touchedBundles.add(key);
     const entry = this.cache?.get(key);
     if (isEntry(entry, 'dir') && entry.bundle !== undefined && entry.ctimeMs !== -1) this.cache!.set(key, { ...entry, ctimeMs: -1 });
   }
@@ -1395,7 +1399,7 @@ export class HomeReader {
    * dropped); one whose stat is not recorded is forgotten, and the clean reads in a directory
    * without a bundle (some may have come from its old one) each get an entry of their own.
    */
-  private recordIncidentDirs(): void {
+  private async recordIncidentDirs(): Promise<void> {
     const cache = this.cache;
     const clean = this.cleanIncidents;
     this.cleanIncidents = null;
@@ -1416,8 +1420,15 @@ export class HomeReader {
       const listing = this.incidentListings.get(dir);
       const files = seen && listing ? listing.files.map((name) => ({ name, read: clean.get(key + name) })) : [];
       if (seen && listing && files.every((f) => f.read)) {
-        const bundle = makeBundle(listing.dirs, files.map(({ name, read }) => ({ name, size: read!.found.size, mtimeMs: read!.found.mtimeMs, ino: read!.found.ino, record: read!.record })));
-        cache.set(key, { ...seen, bundle });
+        this.touchedBundles.delete(key);
+        const bundle = await makeBundle(
+          listing.dirs,
+          files.map(({ name, read }) => ({ name, size: read!.found.size, mtimeMs: read!.found.mtimeMs, ino: read!.found.ino, record: read!.record })),
+          () => this.breathe(),
+        );
+        if (this.stopped) return;
+        // A file of it read meanwhile (rewritten in place?): not to be trusted whole (untrustBundle).
+        cache.set(key, this.touchedBundles.has(key) ? { ...seen, ctimeMs: -1, bundle } : { ...seen, bundle });
         for (let i = 0; i < files.length; i++) cache.delete(key + files[i]!.name);
         continue;
       }
