@@ -767,6 +767,26 @@ test('the session cache: saved and loaded slice by slice (2 002 entries, 6 slice
   assert.equal(bad.size, 0);
 });
 
+test('the session cache: typed arrays and Buffers in its entries come back whole, though later slices are read after theirs (the deserialiser makes them views of the bytes it read)', async () => {
+  const dir = tmpHome();
+  const home = path.join(tmpHome(), 'home');
+  type Entry = { n: number; stats?: Float64Array; bytes?: Buffer };
+  const key = (i: number) => path.join(home, 'incidents', `d${i}`) + path.sep;
+  const cache = await SessionCache.open<Entry>(dir, home, 'writer-1');
+  // In the first slices, then 1 600 entries (four slices) of strings that would overwrite them.
+  for (let i = 0; i < 3; i++) cache.set(key(i), { n: i, stats: Float64Array.from({ length: 300 }, (_, k) => k * 1.5 + i), bytes: Buffer.alloc(5_000, i + 1) });
+  for (let i = 3; i < 1_603; i++) cache.set(key(i), { n: i });
+  await cache.save();
+  const again = await SessionCache.open<Entry>(dir, home, 'writer-1');
+  await again.loadRest();
+  assert.equal(again.size, 1_603);
+  for (let i = 0; i < 3; i++) {
+    const e = again.get(key(i))!;
+    assert.deepEqual([...e.stats!], Array.from({ length: 300 }, (_, k) => k * 1.5 + i), `entry ${i}: its Float64Array as written`);
+    assert.ok(e.bytes!.equals(Buffer.alloc(5_000, i + 1)), `entry ${i}: its Buffer as written`);
+  }
+});
+
 test('the session cache: a slice is one flat array, key and entry alternating; a slice of another shape (an array per entry, a key that is not a string) is not taken, nor any part of it', async () => {
   const dir = tmpHome();
   const home = path.join(tmpHome(), 'home');
