@@ -49,8 +49,17 @@ export interface IncidentBundle {
   size: Float64Array;
   mtimeMs: Float64Array;
   ino: Float64Array;
-  /** Part j: the V8 serialisation of the records of names[j * BUNDLE_PART …], without their file and home. */
+  /** Part j: the V8 serialisation of the records of names[j * BUNDLE_PART …], their file and home empty (withoutFileAndHome). */
   parts: Uint8Array[];
+}
+
+/**
+ * A record as the cache writes it: its file and home (the key says them) empty but in their
+ * places, so the record read back has room for them and takes them in place (set after
+ * deserialising, as new properties, they grew its property array: a reallocation per record).
+ */
+export function withoutFileAndHome(record: unknown): Record<string, unknown> {
+  return { ...(record as Record<string, unknown>), file: '', home: '' };
 }
 
 /** Files per serialised part of a bundle's records. */
@@ -75,7 +84,7 @@ export function trustedBundle(entry: unknown, own: { ino: number; ctimeMs: numbe
 }
 
 /**
- * The records of part `j` of `bundle` (each without its file and home), deserialised anew; null
+ * The records of part `j` of `bundle` (their file and home empty), deserialised anew; null
  * when the part is not what was written (a cache damaged on disk).
  */
 export function bundleRecords(bundle: IncidentBundle, j: number): Record<string, unknown>[] | null {
@@ -93,7 +102,7 @@ export function bundleRecords(bundle: IncidentBundle, j: number): Record<string,
 
 /**
  * A bundle of `names` (with their stats and records) and the subdirectories `dirs`; each record is
- * written without its file and home. `pause` is awaited between parts (~2–3 ms each, run
+ * written with its file and home empty. `pause` is awaited between parts (~2–3 ms each, run
  * interpreted at a start's end: the big home's 3 006 incidents of one directory took ~10 ms).
  */
 export async function makeBundle(dirs: string[], files: readonly { name: string; size: number; mtimeMs: number; ino: number; record: unknown }[], pause: () => Promise<void>): Promise<IncidentBundle> {
@@ -108,10 +117,8 @@ export async function makeBundle(dirs: string[], files: readonly { name: string;
   }
   for (let j = 0; j < n; j += BUNDLE_PART) {
     if (j > 0) await pause();
-    const records = files.slice(j, j + BUNDLE_PART).map((f) => {
-      const { file: _f, home: _h, ...record } = f.record as { file?: string; home?: string };
-      return record;
-    });
+    // Their file and home left empty, in place: see withoutFileAndHome.
+    const records = files.slice(j, j + BUNDLE_PART).map((f) => withoutFileAndHome(f.record));
     bundle.parts.push(v8.serialize(records));
   }
   return bundle;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/paths.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { readCheckpointFile } from './checkpoint-file.js';
-import { BUNDLE_PART, bundleOf, bundleRecords, cachedIncidentStats, FRONT_TREE_KEYS, isRecordedDir, makeBundle, RACY_DIR_MS, DirListings, trustedBundle, type CachedDir, type CachedTree, type IncidentBundle } from './dir-listings.js';
+import { BUNDLE_PART, bundleOf, bundleRecords, cachedIncidentStats, FRONT_TREE_KEYS, isRecordedDir, makeBundle, RACY_DIR_MS, DirListings, trustedBundle, withoutFileAndHome, type CachedDir, type CachedTree, type IncidentBundle } from './dir-listings.js';
 import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type DirListing, type FoundFile, type KnownStat, type WalkOptions, type WalkRoot } from './home-walk.js';
 import { readAck, JournalReader } from './journal.js';
 import { LivenessLinks } from './liveness-links.js';
@@ -1238,9 +1238,9 @@ export class HomeReader {
     // An incident without an entry of its own may be in its directory's bundle.
     if (c === undefined && kind === 'incident') return this.bundleHit(file, found) as SmallFileRead<T> | null;
     if (!isEntry(c, 'small') || c.kind !== kind || c.size !== found.size || c.mtimeMs !== found.mtimeMs || c.ino !== found.ino) return null;
-    // Written without its file and home (the key says them): they are added to the record as
-    // deserialised (not to a copy: a warm start of a big home takes ~7 000 records from the cache),
-    // which the cache and the model then share.
+    // Written with its file and home empty (the key says them: withoutFileAndHome): they are set
+    // in the record as deserialised (not in a copy: a warm start of a big home takes ~2 200
+    // records from the cache), which the cache and the model then share.
     const record = c.record as { file?: string; home?: string };
     if (record.file !== file) {
       record.file = file;
@@ -1815,7 +1815,7 @@ export async function loadHomeOnce(home: string, opts: { now?: () => number; hos
 }
 
 /**
- * A small file's record is written without its file and home (the key says them); a lane
+ * A small file's record is written with its file and home empty (withoutFileAndHome); a lane
  * status's and a checkpoint's session paths under the home relative to it (compactHomePaths).
  * (An incident's record holds no raw fields: incident-file.ts.)
  */
@@ -1823,7 +1823,7 @@ function compactEntry(e: CacheEntry, home: string): CacheEntry {
   if (!('k' in e) || e.k === 'dir' || e.k === 'tree' || e.k === 'log') return e;
   // Still as loaded (not taken up since): already compact.
   if (e.homeOmitted) return e;
-  const { file: _f, home: _h, ...record } = e.record as { file?: string; home?: string };
+  const record = withoutFileAndHome(e.record);
   if (e.kind === 'lane-status' || e.kind === 'checkpoint') {
     const { record: compact, homeOmitted } = compactHomePaths(e.kind, record, home);
     return homeOmitted ? { ...e, record: compact, homeOmitted } : { ...e, record };
