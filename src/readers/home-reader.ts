@@ -280,7 +280,9 @@ export class HomeReader {
   private readonly incidentListings = new Map<string, DirListing | null>();
   /** During a start: each incident file with a clean read (from the cache or read), with its walk stat — what bundles are made of. */
   private cleanIncidents: Map<string, { found: FoundFile; record: unknown }> | null = null;
-  /** The incident directories' cache keys with a file read since their bundle was begun (see recordIncidentDirs). */
+  /** The start has answered every incident it found (its reads since are news: untrustBundle). */
+  private incidentsAnswered = false;
+  /** The incident directories' cache keys with a file read since the start answered them (see recordIncidentDirs). */
   private readonly touchedBundles = new Set<string>();
   /** Per incident directory's cache key: its bundle's names by index, and the parts of records deserialised so far (bundleHit). */
   private readonly bundleLookups = new Map<string, { bundle: IncidentBundle; index: Map<string, number>; parts: (Record<string, unknown>[] | undefined)[] }>();
@@ -647,9 +649,11 @@ export class HomeReader {
       else await this.readOne(f.file, kind, f);
       await this.breathe();
     }
-    // Every file the walk found is answered: the directories' stats and listings hold for the next start.
-    await this.recordIncidentDirs();
-    if (this.stopped) return;
+    // Every file the walk found is answered: the directories' stats and listings hold for the next
+    // start (the incident directories' bundles are made after the populated frame, below).
+    const cleanIncidents = this.cleanIncidents;
+    this.cleanIncidents = null;
+    this.incidentsAnswered = true;
     this.recordListings();
     for (const kind of ['journal', 'ack'] as const) {
       for (const f of byKind(kind)) {
@@ -664,6 +668,9 @@ export class HomeReader {
     this.push({ type: 'progress', home: this.home, read, total: sessions.length, done: true });
     await this.probe();
     this.flush();
+    // Made after the frame: ~17 ms on a cold start of the big home, a part at a time.
+    await this.recordIncidentDirs(cleanIncidents);
+    if (this.stopped) return;
 
     if (this.opts.watch && !this.stopped) {
       // A backstop sweep at once for the fixed interval (tests rely on it); the watches were set
@@ -1369,7 +1376,7 @@ export class HomeReader {
    */
   private untrustBundle(file: string): void {
     const key = file.slice(0, file.lastIndexOf(path.sep) + 1);
-    this.touchedBundles.add(key);
+    if (this.incidentsAnswered) this.touchedBundles.add(key);
     const entry = this.cache?.get(key);
     if (isEntry(entry, 'dir') && entry.bundle !== undefined && entry.ctimeMs !== -1) this.cache!.set(key, { ...entry, ctimeMs: -1 });
   }
@@ -1399,10 +1406,8 @@ export class HomeReader {
    * dropped); one whose stat is not recorded is forgotten, and the clean reads in a directory
    * without a bundle (some may have come from its old one) each get an entry of their own.
    */
-  private async recordIncidentDirs(): Promise<void> {
+  private async recordIncidentDirs(clean: Map<string, { found: FoundFile; record: unknown }> | null): Promise<void> {
     const cache = this.cache;
-    const clean = this.cleanIncidents;
-    this.cleanIncidents = null;
     this.bundleLookups.clear();
     if (!cache || !clean) return;
     const cleanByDir = new Map<string, string[]>();
@@ -1420,14 +1425,13 @@ export class HomeReader {
       const listing = this.incidentListings.get(dir);
       const files = seen && listing ? listing.files.map((name) => ({ name, read: clean.get(key + name) })) : [];
       if (seen && listing && files.every((f) => f.read)) {
-        this.touchedBundles.delete(key);
         const bundle = await makeBundle(
           listing.dirs,
           files.map(({ name, read }) => ({ name, size: read!.found.size, mtimeMs: read!.found.mtimeMs, ino: read!.found.ino, record: read!.record })),
           () => this.breathe(),
         );
         if (this.stopped) return;
-        // A file of it read meanwhile (rewritten in place?): not to be trusted whole (untrustBundle).
+        // A file of it read since the start answered them (rewritten in place?): not to be trusted whole (untrustBundle).
         cache.set(key, this.touchedBundles.has(key) ? { ...seen, ctimeMs: -1, bundle } : { ...seen, bundle });
         for (let i = 0; i < files.length; i++) cache.delete(key + files[i]!.name);
         continue;
