@@ -787,6 +787,34 @@ test('the session cache: typed arrays and Buffers in its entries come back whole
   }
 });
 
+test('the session cache: after the front, an entry that says it holds bytes of its own is written in a slice alone', async () => {
+  const dir = tmpHome();
+  const home = path.join(tmpHome(), 'home');
+  type Entry = { n: number; blob?: Buffer };
+  const key = (i: number) => path.join(home, 'incidents', `d${i}`) + path.sep;
+  const cache = await SessionCache.open<Entry>(dir, home, 'writer-1', (e) => e, () => false, (e) => e.blob?.length ?? 0);
+  // 10 plain entries, one of 700 KiB, 10 plain, two of 200 KiB, 10 plain.
+  const sizes = [...Array(10).fill(0), 700 * 1024, ...Array(10).fill(0), 200 * 1024, 200 * 1024, ...Array(10).fill(0)];
+  sizes.forEach((size, i) => cache.set(key(i), size > 0 ? { n: i, blob: Buffer.alloc(size, 7) } : { n: i }));
+  await cache.save();
+  const slices: number[][] = [];
+  const reader = CacheFile.open(sessionCacheFile(dir, home))!;
+  assert.ok(reader.readMagic());
+  reader.next();
+  while (!reader.atEnd) {
+    const ns: number[] = [];
+    reader.nextEntries<Entry>((_, e) => ns.push(e.n));
+    slices.push(ns);
+  }
+  reader.close();
+  const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
+  assert.deepEqual(slices, [range(0, 10), [10], range(11, 21), [21], [22], range(23, 33)], 'each one with bytes alone, the plain ones between them together');
+  const again = await SessionCache.open<Entry>(dir, home, 'writer-1');
+  await again.loadRest();
+  assert.equal(again.size, sizes.length);
+  assert.ok(again.get(key(10))!.blob!.equals(Buffer.alloc(700 * 1024, 7)));
+});
+
 test('the session cache: a slice is one flat array, key and entry alternating; a slice of another shape (an array per entry, a key that is not a string) is not taken, nor any part of it', async () => {
   const dir = tmpHome();
   const home = path.join(tmpHome(), 'home');

@@ -383,7 +383,7 @@ export class HomeReader {
     if (this.opts.cacheDir) {
       // Only the cache's front now: the listings of sessions/ (its walk comes first) and the
       // checkpoints' records (~1 MB of a big home's ~8 MB).
-      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, this.compactCacheEntry, isFrontEntry);
+      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, this.compactCacheEntry, isFrontEntry, bundleBytes);
       this.cache.onChange = this.onCacheChange;
     }
     // Directories unchanged since the cache recorded them are not read (dir-listings.ts), and the
@@ -1902,6 +1902,14 @@ function isFrontEntry(e: CacheEntry, key: string): boolean {
 /** A cache entry of the kind `k` (a session file's entry has no kind: `'k' in` tells it apart). */
 function isEntry<K extends Exclude<CacheEntry, CachedSessionFile>['k']>(e: CacheEntry | undefined, k: K): e is Extract<CacheEntry, { k: K }> {
   return e !== undefined && 'k' in e && e.k === k;
+}
+
+/** The bytes of an incident directory's bundle of records (the cache writes such an entry in a slice alone). */
+function bundleBytes(e: CacheEntry): number {
+  const bundle = bundleOf(e);
+  let n = 0;
+  for (let j = 0; j < (bundle?.parts.length ?? 0); j++) n += bundle!.parts[j]!.byteLength;
+  return n;
 }
 
 /** How long a start waits for its `afterList` promise at most. */

@@ -84,6 +84,7 @@ export class SessionCache<T> {
     private readonly writer: string,
     private readonly compact: (entry: T) => T,
     private readonly front: (entry: T, key: string) => boolean,
+    private readonly bytesOf: (entry: T) => number,
   ) {
     this.prefix = resolvedPrefix(home);
   }
@@ -101,8 +102,9 @@ export class SessionCache<T> {
     writer: string,
     compact: (entry: T) => T = (e) => e,
     front: (entry: T, key: string) => boolean = () => false,
+    bytesOf: (entry: T) => number = () => 0,
   ): Promise<SessionCache<T>> {
-    const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact, front);
+    const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact, front, bytesOf);
     const file = CacheFile.open(cache.file);
     if (!file) return cache;
     let keep = false;
@@ -269,11 +271,25 @@ export class SessionCache<T> {
         await writeAll(out, bytes);
       };
       await put(header);
-      // The front in slices of its own, then the rest.
-      for (const part of [head, tail]) {
-        for (let i = 0; i < part.length; i += SLICE_ENTRIES) {
+      // The front in slices of its own, then the rest; in the rest, an entry that says it holds
+      // bytes of its own (`bytesOf`: an incident directory's bundle, up to ~1.2 MB) is a slice
+      // alone — a slice is one buffer when it is serialised and read, and the big home's bundles
+      // made one of 2.9 MB with the entries around them (the others are at most ~0.7 MB).
+      for (let p = 0; p < 2; p++) {
+        const part = p === 0 ? head : tail;
+        let i = 0;
+        while (i < part.length) {
           const slice: unknown[] = [];
-          for (const [k, e] of part.slice(i, i + SLICE_ENTRIES)) slice.push(k, this.compact(e));
+          for (; i < part.length && slice.length < 2 * SLICE_ENTRIES; i++) {
+            const [k, e] = part[i]!;
+            const alone = p === 1 && this.bytesOf(e) > 0;
+            if (alone && slice.length > 0) break;
+            slice.push(k, this.compact(e));
+            if (alone) {
+              i++;
+              break;
+            }
+          }
           await put(slice);
           await nextTurn();
         }
