@@ -23,6 +23,7 @@ import { SharedMap } from '../src/model/shared-map.js';
 import { readIncidentFields } from '../src/readers/incident-file.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
 import { CACHE_WRITER, HomeReader, type HomeReaderOptions } from '../src/readers/home-reader.js';
+import type { WatchFactory } from '../src/readers/watch-backend.js';
 import { readInWorker, type ReadJob, type ReadJobInput } from '../src/readers/read-pool.js';
 import { CLAIMED_BY_MAIN, CLAIMED_BY_WORKER, claimForMain } from '../src/readers/read-claims.js';
 import { createReadCounter } from '../src/readers/read-counter.js';
@@ -843,6 +844,73 @@ test('an incident directory holding a file without a clean read has no bundle: i
   const last = await startOnce();
   assert.deepEqual(last.opened, [], 'and nothing read');
   assert.deepEqual(last.incidents, [...good, bad].sort());
+});
+
+test('an incident of a bundled directory replaced by one that does not parse is reported at every later start, never shown with its old record; one rewritten while a start runs (after the walk) is shown as rewritten by the next start, whether its directory was taken whole or walked', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-stale-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  const dir = path.join(home, 'incidents', 'request');
+  mkdirSync(dir, { recursive: true });
+  const body = (session: string, attempt: number) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt });
+  for (const n of ['a', 'b', 'c']) writeFileSync(path.join(dir, `s-${n}.json`), body(n, 1));
+  const x = path.join(dir, 's-a.json');
+  const cacheDir = path.join(base, 'cache');
+  const now = () => Date.now() + 60_000;
+  /** A start: what it shows of x (its attempt, or its warning). `during` runs at each stage. */
+  const start = async (more: Partial<HomeReaderOptions> = {}, during?: (stage: string, reader: HomeReader) => void) => {
+    let shown: unknown;
+    let warned: string | null = null;
+    const reader: HomeReader = new HomeReader({
+      home,
+      emit: (events) => events.forEach((e) => (e.type === 'incident' && e.record.file === x ? (shown = e.record.attempt) : e.type === 'warnings' && e.file === x && (warned = e.warnings[0]?.message ?? null))),
+      watch: false,
+      now,
+      host: 'test-host',
+      cacheDir,
+      ...more,
+      onStage: (stage) => during?.(stage, reader),
+    });
+    try {
+      await reader.start();
+    } finally {
+      await reader.stop();
+    }
+    return { shown, warned };
+  };
+  await start();
+  // Replaced (a rename: the directory changes) by text that does not parse.
+  writeFileSync(x + '.tmp', '{ not json');
+  renameSync(x + '.tmp', x);
+  for (let round = 1; round <= 3; round++) {
+    const s = await start();
+    assert.equal(s.shown, undefined, `start ${round}: no record shown for it`);
+    assert.match(s.warned ?? '', /invalid JSON/, `start ${round}: its problem reported`);
+  }
+  const swept = await start({ watch: true, reconcileMs: 60_000 });
+  assert.equal(swept.shown, undefined, 'nor after a sweep');
+  assert.equal((await start()).shown, undefined, 'nor at the start after that');
+
+  // Rewritten in place while a start runs, after its walk (a watcher's read; none here but this
+  // one), in a fresh home each time: its directory taken whole, or walked (changed since).
+  const quiet: WatchFactory = () => ({ mode: 'native', addDir() {}, removeDir() {}, dirs: () => [], has: () => false, close() {} });
+  for (const changed of [false, true]) {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    for (const n of ['a', 'b', 'c']) writeFileSync(path.join(dir, `s-${n}.json`), body(n, 1));
+    await start();
+    if (changed) writeFileSync(path.join(dir, 's-new.json'), body('new', 1));
+    const during = await start({ watch: true, watchFactory: quiet }, (stage, reader) => {
+      if (stage !== 'tails') return;
+      writeFileSync(x, body('a', 2)); // in place, the same size
+      reader.hint(x);
+    });
+    const how = changed ? 'walked' : 'taken';
+    assert.equal(during.shown, 2, `${how}: the start shows the rewrite`);
+    assert.equal((await start()).shown, 2, `${how}: so does the next start`);
+    assert.equal((await start()).shown, 2, `${how}: and the one after`);
+  }
 });
 
 test('a bundle damaged in the cache (a part of records that does not deserialise) costs its directory a read afresh, never a start: every incident is shown, and the next start bundles it again', async (t) => {

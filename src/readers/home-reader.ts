@@ -282,10 +282,12 @@ export class HomeReader {
   private cleanIncidents: Map<string, { found: FoundFile; record: unknown }> | null = null;
   /** The start has answered every incident it found (its reads since are news: untrustBundle). */
   private incidentsAnswered = false;
-  /** The incident directories' cache keys with a file read since the start answered them (see recordIncidentDirs). */
+  /** The incident directories' cache keys with a file read since the start answered them, or read without a walk stat (untrustBundle). */
   private readonly touchedBundles = new Set<string>();
+  /** The incident files so read: the start's own answer for them may be older (applyTakenIncidents, recordIncidentDirs). */
+  private readonly touchedIncidents = new Set<string>();
   /** Per incident directory's cache key: its bundle's names by index, and the parts of records deserialised so far (bundleHit). */
-  private readonly bundleLookups = new Map<string, { bundle: IncidentBundle; index: Map<string, number>; parts: (Record<string, unknown>[] | undefined)[] }>();
+  private readonly bundleLookups = new Map<string, { bundle: IncidentBundle; index: Map<string, number>; parts: (Record<string, unknown>[] | null | undefined)[] }>();
   /** The directories' listings this start takes from the cache and records in it. */
   private readonly listings: DirListings;
   /** Sessions whose cache entry is out of date. */
@@ -1281,7 +1283,8 @@ export class HomeReader {
     const i = look.index.get(file.slice(cut + 1));
     if (i === undefined || bundle.size[i] !== found.size || bundle.mtimeMs[i] !== found.mtimeMs || bundle.ino[i] !== found.ino) return null;
     const j = Math.floor(i / BUNDLE_PART);
-    const records = (look.parts[j] ??= bundleRecords(bundle, j) ?? undefined);
+    if (look.parts[j] === undefined) look.parts[j] = bundleRecords(bundle, j);
+    const records = look.parts[j];
     if (!records) return null;
     const record = records[i - j * BUNDLE_PART] as unknown as IncidentRecord;
     record.file = file;
@@ -1325,6 +1328,8 @@ export class HomeReader {
         for (let k = 0; k < records.length; k++) {
           const i = j * BUNDLE_PART + k;
           const file = prefix + bundle.names[i]!;
+          // Read meanwhile (a watcher's hint): what was read then is newer than the bundle.
+          if (this.touchedIncidents.has(file)) continue;
           const record = records[k] as unknown as IncidentRecord;
           record.file = file;
           record.home = this.home;
@@ -1366,6 +1371,7 @@ export class HomeReader {
       if (!st?.isFile()) continue;
       await this.readOne(file, 'incident', { kind: 'incident', file, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
       await this.breathe();
+      if (this.stopped) return;
     }
   }
 
@@ -1374,9 +1380,15 @@ export class HomeReader {
    * has one, is no longer trusted as a whole by the next start (its ctime did not change if the
    * file was rewritten in place), but still answers for its other files' stats (bundleHit).
    */
-  private untrustBundle(file: string): void {
+  private untrustBundle(file: string, found: FoundFile | undefined): void {
     const key = file.slice(0, file.lastIndexOf(path.sep) + 1);
-    if (this.incidentsAnswered) this.touchedBundles.add(key);
+    // A read after the start answered its incidents, or one without a walk stat (a watcher's, a
+    // sweep's) at any time: what the start found of the file may be older than what was read.
+    if (this.incidentsAnswered || !found) {
+      this.touchedBundles.add(key);
+      this.touchedIncidents.add(file);
+      this.cleanIncidents?.delete(file);
+    }
     const entry = this.cache?.get(key);
     if (isEntry(entry, 'dir') && entry.bundle !== undefined && entry.ctimeMs !== -1) this.cache!.set(key, { ...entry, ctimeMs: -1 });
   }
@@ -1436,28 +1448,26 @@ export class HomeReader {
         for (let i = 0; i < files.length; i++) cache.delete(key + files[i]!.name);
         continue;
       }
-      // No bundle now: each clean read, then each other file of the old bundle (not all were
-      // looked at), in an entry of its own.
+      // Taken whole, then a file of it read while the dashboard ran: its bundle is kept, not
+      // trusted whole (the next start lists the directory, and the bundle answers by stat).
+      if (seen && old && !this.incidentListings.has(dir)) {
+        cache.set(key, { ...seen, ctimeMs: -1, bundle: old });
+        continue;
+      }
+      // No bundle now: each clean read (those the old bundle answered among them) in an entry of
+      // its own — not one read again since (what the start found of it may be older).
       const reads = cleanByDir.get(dir) ?? [];
       for (let i = 0; i < reads.length; i++) {
         const file = reads[i]!;
+        if (this.touchedIncidents.has(file)) continue;
         const { found, record } = clean.get(file)!;
         if (cache.get(file) === undefined) cache.set(file, { k: 'small', kind: 'incident', size: found.size, mtimeMs: found.mtimeMs, ino: found.ino, record });
-      }
-      if (old) {
-        for (let j = 0; j * BUNDLE_PART < old.names.length; j++) {
-          const records = bundleRecords(old, j) ?? [];
-          for (let k = 0; k < records.length; k++) {
-            const i = j * BUNDLE_PART + k;
-            const file = key + old.names[i]!;
-            if (cache.get(file) === undefined) cache.set(file, { k: 'small', kind: 'incident', size: old.size[i]!, mtimeMs: old.mtimeMs[i]!, ino: old.ino[i]!, record: records[k] });
-          }
-        }
       }
       if (!seen) cache.delete(key);
       else if (!isRecordedDir(was, seen) || (isEntry(was, 'dir') && was.bundle !== undefined)) cache.set(key, seen);
     }
     this.incidentListings.clear();
+    this.touchedIncidents.clear();
   }
 
   /** Records the listings the start's walk found (see dir-listings.ts), once every file it found is answered. */
@@ -1512,7 +1522,7 @@ export class HomeReader {
   private cacheStore(file: string, kind: ArtifactKind, found: FoundFile | undefined, r: SmallFileRead<unknown>): void {
     const cache = this.cache;
     if (!cache) return;
-    if (kind === 'incident') this.untrustBundle(file);
+    if (kind === 'incident') this.untrustBundle(file, found);
     if (!found) {
       if (kind === 'incident') cache.delete(file);
       return;
