@@ -284,6 +284,8 @@ export class HomeReader {
   private incidentsAnswered = false;
   /** The incident directories' cache keys with a file read since the start answered them, or read without a walk stat (untrustBundle). */
   private readonly touchedBundles = new Set<string>();
+  /** The cache keys of the incident directories whose bundle this process took whole or made, trusted (untrustBundle). */
+  private readonly trustedBundleDirs = new Set<string>();
   /** The incident files so read: the start's own answer for them may be older (applyTakenIncidents, recordIncidentDirs). */
   private readonly touchedIncidents = new Set<string>();
   /** Per incident directory's cache key: its bundle's names by index, and the parts of records deserialised so far (bundleHit). */
@@ -1308,6 +1310,7 @@ export class HomeReader {
     if (!bundle) return null;
     this.incidentDirs.set(dir, { k: 'dir', ino: own.ino, ctimeMs: own.ctimeMs });
     this.takenIncidentDirs.push({ dir, bundle });
+    this.trustedBundleDirs.add(dir + path.sep);
     return bundle.dirs;
   }
 
@@ -1389,6 +1392,10 @@ export class HomeReader {
       this.touchedIncidents.add(file);
       this.cleanIncidents?.delete(file);
     }
+    // Only a bundle this process took whole or made can be trusted by the next start (any other
+    // is of a directory changed since, or dropped by the first save: polling): no lookup per
+    // incident read of a cold start.
+    if (!this.trustedBundleDirs.has(key)) return;
     const entry = this.cache?.get(key);
     if (isEntry(entry, 'dir') && entry.bundle !== undefined && entry.ctimeMs !== -1) this.cache!.set(key, { ...entry, ctimeMs: -1 });
   }
@@ -1445,6 +1452,7 @@ export class HomeReader {
         if (this.stopped) return;
         // A file of it read since the start answered them (rewritten in place?): not to be trusted whole (untrustBundle).
         cache.set(key, this.touchedBundles.has(key) ? { ...seen, ctimeMs: -1, bundle } : { ...seen, bundle });
+        this.trustedBundleDirs.add(key);
         for (let i = 0; i < files.length; i++) cache.delete(key + files[i]!.name);
         continue;
       }
