@@ -792,7 +792,7 @@ test('the session cache: after the front, an entry that says it holds bytes of i
   const home = path.join(tmpHome(), 'home');
   type Entry = { n: number; blob?: Buffer };
   const key = (i: number) => path.join(home, 'incidents', `d${i}`) + path.sep;
-  const cache = await SessionCache.open<Entry>(dir, home, 'writer-1', (e) => e, () => false, (e) => e.blob?.length ?? 0);
+  const cache = await SessionCache.open<Entry>(dir, home, 'writer-1', (e) => e, () => false, (e) => e.blob !== undefined);
   // 10 plain entries, one of 700 KiB, 10 plain, two of 200 KiB, 10 plain.
   const sizes = [...Array(10).fill(0), 700 * 1024, ...Array(10).fill(0), 200 * 1024, 200 * 1024, ...Array(10).fill(0)];
   sizes.forEach((size, i) => cache.set(key(i), size > 0 ? { n: i, blob: Buffer.alloc(size, 7) } : { n: i }));

@@ -282,12 +282,14 @@ export class HomeReader {
   private cleanIncidents: Map<string, { found: FoundFile; record: unknown }> | null = null;
   /** The start has answered every incident it found (its reads since are news: untrustBundle). */
   private incidentsAnswered = false;
-  /** The incident directories' cache keys with a file read since the start answered them, or read without a walk stat (untrustBundle). */
-  private readonly touchedBundles = new Set<string>();
   /** The cache keys of the incident directories whose bundle this process took whole or made, trusted (untrustBundle). */
   private readonly trustedBundleDirs = new Set<string>();
-  /** The incident files so read: the start's own answer for them may be older (applyTakenIncidents, recordIncidentDirs). */
-  private readonly touchedIncidents = new Set<string>();
+  /**
+   * From a start until its bundles are made: the incident files read since the start answered
+   * them, or read without a walk stat — the start's own answer for them may be older
+   * (untrustBundle; applyTakenIncidents, recordIncidentDirs).
+   */
+  private touchedIncidents: Set<string> | null = null;
   /** Per incident directory's cache key: its bundle's names by index, and the parts of records deserialised so far (bundleHit). */
   private readonly bundleLookups = new Map<string, { bundle: IncidentBundle; index: Map<string, number>; parts: (Record<string, unknown>[] | null | undefined)[] }>();
   /** The directories' listings this start takes from the cache and records in it. */
@@ -387,7 +389,7 @@ export class HomeReader {
     if (this.opts.cacheDir) {
       // Only the cache's front now: the listings of sessions/ (its walk comes first) and the
       // checkpoints' records (~1 MB of a big home's ~8 MB).
-      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, this.compactCacheEntry, isFrontEntry, bundleBytes);
+      this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, this.compactCacheEntry, isFrontEntry, isBundleEntry);
       this.cache.onChange = this.onCacheChange;
     }
     // Directories unchanged since the cache recorded them are not read (dir-listings.ts), and the
@@ -398,7 +400,10 @@ export class HomeReader {
     const incidents = homePaths(this.home).incidents;
     const underIncidents = incidents + path.sep;
     const isIncidentDir = (dir: string) => dir === incidents || dir.startsWith(underIncidents);
-    if (this.cache) this.cleanIncidents = new Map();
+    if (this.cache) {
+      this.cleanIncidents = new Map();
+      this.touchedIncidents = new Set();
+    }
     const listings = {
       knownListing: (dir: string, own: Stats) => (trustDirs ? this.listings.known(dir, own) : null),
       onListing: (dir: string, own: Stats, listing: DirListing | null, known: boolean) => {
@@ -1332,7 +1337,7 @@ export class HomeReader {
           const i = j * BUNDLE_PART + k;
           const file = prefix + bundle.names[i]!;
           // Read meanwhile (a watcher's hint): what was read then is newer than the bundle.
-          if (this.touchedIncidents.has(file)) continue;
+          if (this.touchedIncidents?.has(file)) continue;
           const record = records[k] as unknown as IncidentRecord;
           record.file = file;
           record.home = this.home;
@@ -1388,8 +1393,7 @@ export class HomeReader {
     // A read after the start answered its incidents, or one without a walk stat (a watcher's, a
     // sweep's) at any time: what the start found of the file may be older than what was read.
     if (this.incidentsAnswered || !found) {
-      this.touchedBundles.add(key);
-      this.touchedIncidents.add(file);
+      this.touchedIncidents?.add(file);
       this.cleanIncidents?.delete(file);
     }
     // Only a bundle this process took whole or made can be trusted by the next start (any other
@@ -1427,6 +1431,7 @@ export class HomeReader {
    */
   private async recordIncidentDirs(clean: Map<string, { found: FoundFile; record: unknown }> | null): Promise<void> {
     const cache = this.cache;
+    const touched = this.touchedIncidents ?? new Set<string>();
     this.bundleLookups.clear();
     if (!cache || !clean) return;
     const cleanByDir = new Map<string, string[]>();
@@ -1451,7 +1456,8 @@ export class HomeReader {
         );
         if (this.stopped) return;
         // A file of it read since the start answered them (rewritten in place?): not to be trusted whole (untrustBundle).
-        cache.set(key, this.touchedBundles.has(key) ? { ...seen, ctimeMs: -1, bundle } : { ...seen, bundle });
+        const readSince = [...touched].some((file) => file.startsWith(key) && !file.includes(path.sep, key.length));
+        cache.set(key, readSince ? { ...seen, ctimeMs: -1, bundle } : { ...seen, bundle });
         this.trustedBundleDirs.add(key);
         for (let i = 0; i < files.length; i++) cache.delete(key + files[i]!.name);
         continue;
@@ -1467,7 +1473,7 @@ export class HomeReader {
       const reads = cleanByDir.get(dir) ?? [];
       for (let i = 0; i < reads.length; i++) {
         const file = reads[i]!;
-        if (this.touchedIncidents.has(file)) continue;
+        if (touched.has(file)) continue;
         const { found, record } = clean.get(file)!;
         if (cache.get(file) === undefined) cache.set(file, { k: 'small', kind: 'incident', size: found.size, mtimeMs: found.mtimeMs, ino: found.ino, record });
       }
@@ -1475,7 +1481,7 @@ export class HomeReader {
       else if (!isRecordedDir(was, seen) || (isEntry(was, 'dir') && was.bundle !== undefined)) cache.set(key, seen);
     }
     this.incidentListings.clear();
-    this.touchedIncidents.clear();
+    this.touchedIncidents = null;
   }
 
   /** Records the listings the start's walk found (see dir-listings.ts), once every file it found is answered. */
@@ -1922,12 +1928,9 @@ function isEntry<K extends Exclude<CacheEntry, CachedSessionFile>['k']>(e: Cache
   return e !== undefined && 'k' in e && e.k === k;
 }
 
-/** The bytes of an incident directory's bundle of records (the cache writes such an entry in a slice alone). */
-function bundleBytes(e: CacheEntry): number {
-  const bundle = bundleOf(e);
-  let n = 0;
-  for (let j = 0; j < (bundle?.parts.length ?? 0); j++) n += bundle!.parts[j]!.byteLength;
-  return n;
+/** An incident directory's entry with a bundle of records (the cache writes it in a slice alone). */
+function isBundleEntry(e: CacheEntry): boolean {
+  return isEntry(e, 'dir') && e.bundle !== undefined;
 }
 
 /** How long a start waits for its `afterList` promise at most. */

@@ -84,7 +84,7 @@ export class SessionCache<T> {
     private readonly writer: string,
     private readonly compact: (entry: T) => T,
     private readonly front: (entry: T, key: string) => boolean,
-    private readonly bytesOf: (entry: T) => number,
+    private readonly alone: (entry: T) => boolean,
   ) {
     this.prefix = resolvedPrefix(home);
   }
@@ -102,9 +102,9 @@ export class SessionCache<T> {
     writer: string,
     compact: (entry: T) => T = (e) => e,
     front: (entry: T, key: string) => boolean = () => false,
-    bytesOf: (entry: T) => number = () => 0,
+    alone: (entry: T) => boolean = () => false,
   ): Promise<SessionCache<T>> {
-    const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact, front, bytesOf);
+    const cache = new SessionCache<T>(sessionCacheFile(dir, home), path.resolve(home), writer, compact, front, alone);
     const file = CacheFile.open(cache.file);
     if (!file) return cache;
     let keep = false;
@@ -271,25 +271,18 @@ export class SessionCache<T> {
         await writeAll(out, bytes);
       };
       await put(header);
-      // The front in slices of its own, then the rest; in the rest, an entry that says it holds
-      // bytes of its own (`bytesOf`: an incident directory's bundle, up to ~1.2 MB) is a slice
-      // alone — a slice is one buffer when it is serialised and read, and the big home's bundles
-      // made one of 2.9 MB with the entries around them (the others are at most ~0.7 MB).
-      for (let p = 0; p < 2; p++) {
-        const part = p === 0 ? head : tail;
+      // The front in slices of its own, then the rest; in the rest, an entry the owner marks
+      // `alone` (an incident directory's bundle, up to ~1.3 MB) is a slice of its own — a slice
+      // is one buffer when it is serialised and read, and the big home's bundles made one of
+      // 2.9 MB with the entries around them (the others are at most ~0.7 MB).
+      for (const part of [head, tail]) {
+        const alone = (i: number) => part === tail && this.alone(part[i]![1]);
         let i = 0;
         while (i < part.length) {
           const slice: unknown[] = [];
-          for (; i < part.length && slice.length < 2 * SLICE_ENTRIES; i++) {
-            const [k, e] = part[i]!;
-            const alone = p === 1 && this.bytesOf(e) > 0;
-            if (alone && slice.length > 0) break;
-            slice.push(k, this.compact(e));
-            if (alone) {
-              i++;
-              break;
-            }
-          }
+          const push = ([k, e]: [string, T]) => slice.push(k, this.compact(e));
+          if (alone(i)) push(part[i++]!);
+          else for (; i < part.length && slice.length < 2 * SLICE_ENTRIES && !alone(i); i++) push(part[i]!);
           await put(slice);
           await nextTurn();
         }
@@ -358,12 +351,6 @@ async function writeAll(out: fsp.FileHandle, buf: Buffer): Promise<void> {
 }
 
 /**
- * The cache file being read: slice by slice into one buffer that grows to the largest slice
- * (~0.5 MB), never the whole file at once (a big home's cache is ~8 MB, and a buffer that size
- * freed again leaves resident memory higher for good). Also what the benchmark's warm floor loads
- * a cache with (bench/floor.mjs).
- */
-/**
  * Node's deserialiser makes a typed array or Buffer in the value a view of the bytes it reads (the
  * cache file's `scratch`, which the next slice would overwrite): this one notes that it did, and
  * the file then leaves those bytes to the views and reads on into a new buffer (a copy of each
@@ -381,6 +368,12 @@ class ViewingDeserializer extends v8.DefaultDeserializer {
 /** The read buffer of a cache file, made larger for a longer slice. */
 const SCRATCH_BYTES = 64 * 1024;
 
+/**
+ * The cache file being read: slice by slice into one buffer that grows to the largest slice
+ * (~0.5 MB), never the whole file at once (a big home's cache is ~8 MB, and a buffer that size
+ * freed again leaves resident memory higher for good). Also what the benchmark's warm floor loads
+ * a cache with (bench/floor.mjs).
+ */
 export class CacheFile {
   private scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
   private at = 0;
