@@ -637,6 +637,45 @@ test('a start\'s background work (the first cache write, the search before the t
   assert.ok(existsSync(sessionCacheFile(path.join(base, 'cache-store'), manifest.home)), 'the store\'s readers wrote their cache');
 });
 
+test('a watching start makes its incident directories\' bundles once its beforeBackground promise opens, not before (made before, they held up the big home\'s populated frame by 50–85 ms), even when stopped then; the next start takes them whole', async (t) => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-bundle-later-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  const dir = path.join(home, 'incidents', 'request');
+  mkdirSync(dir, { recursive: true });
+  const body = (session: string) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt: 1 });
+  const files = ['a', 'b', 'c'].map((n) => path.join(dir, `s-${n}.json`));
+  files.forEach((f, i) => writeFileSync(f, body(`s${i}`)));
+  const cacheDir = path.join(base, 'cache');
+  // The directory was just made: a clock a minute ahead lets its stat be recorded (RACY_DIR_MS).
+  const now = () => Date.now() + 60_000;
+  const quiet: WatchFactory = () => ({ mode: 'native', addDir() {}, removeDir() {}, dirs: () => [], has: () => false, close() {} });
+  let done = false;
+  const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'progress' && e.done && (done = true)), watch: true, watchFactory: quiet, now, host: 'test-host', cacheDir });
+  t.after(() => reader.stop());
+  const entry = (key: string) => (reader as unknown as { cache: SessionCache<{ k: string; bundle?: IncidentBundle }> }).cache.get(key);
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  await reader.start({ beforeBackground: gate });
+  assert.ok(done, 'the start is done (and sent)');
+  assert.equal(entry(dir + path.sep)?.bundle, undefined, 'no bundle while the gate is shut');
+  for (const f of files) assert.equal(entry(f)?.k, 'small', `${path.basename(f)} has its own entry meanwhile`);
+  // Stopped as soon as the gate opens (a quit right after the populated frame): the bundle is
+  // made all the same, and written.
+  release();
+  await reader.stop();
+  const written = await cachedEntry<{ bundle?: IncidentBundle }>(cacheDir, home, dir + path.sep);
+  assert.deepEqual([...(written?.bundle?.names ?? [])].sort(), files.map((f) => path.basename(f)), 'bundled once it opens, though stopped then');
+  for (const f of files) assert.equal(await cachedEntry(cacheDir, home, f), undefined, `${path.basename(f)}'s own entry dropped`);
+
+  // The next start takes the directory whole: not listed, no file in it opened.
+  const warm = new HomeReader({ home, emit: () => undefined, watch: false, now, host: 'test-host', cacheDir });
+  const read = await readsDuring(() => pathsGivenTo('readdirSync', () => warm.start()));
+  await warm.stop();
+  assert.ok(!read.value.paths.has(dir), 'the next start does not list it');
+  for (const f of files) assert.ok(!read.paths.has(f), `nor opens ${path.basename(f)}`);
+});
+
 test('an incident\'s record keeps no raw fields, cold or warm, nor does the cache; opened, its fields are read from the file as it says them now, in their order', async (t) => {
   const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-cache-'));
   t.after(() => rmSync(base, { recursive: true, force: true }));

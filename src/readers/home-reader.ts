@@ -359,9 +359,9 @@ export class HomeReader {
    * rest of the start waits (within the same bound) for what it returns — the live store resolves
    * it once the list is published, so the list's frame, prepared in slices (12 000 rows: ~0.3 s),
    * does not share its turns with the rest of the start. `beforeBackground`: the one-time
-   * background work (the first cache write, the search before the tails) waits for it — the live
-   * store resolves it once what the start read is published (and drawn), so that work does not
-   * hold up the frame.
+   * background work (the incident directories' bundles, the first cache write, the search before
+   * the tails) waits for it — the live store resolves it once what the start read is published
+   * (and drawn), so that work does not hold up the frame.
    */
   async start(opts: StartOptions = {}): Promise<void> {
     this.holdingList = true;
@@ -659,7 +659,7 @@ export class HomeReader {
       await this.breathe();
     }
     // Every file the walk found is answered: the directories' stats and listings hold for the next
-    // start (the incident directories' bundles are made after the populated frame, below).
+    // start (the incident directories' bundles are made once the start is drawn, below).
     const cleanIncidents = this.cleanIncidents;
     this.cleanIncidents = null;
     this.incidentsAnswered = true;
@@ -677,21 +677,23 @@ export class HomeReader {
     this.push({ type: 'progress', home: this.home, read, total: sessions.length, done: true });
     await this.probe();
     this.flush();
-    // Made after the frame: ~17 ms on a cold start of the big home, a part at a time.
-    await this.recordIncidentDirs(cleanIncidents);
     if (this.stopped) return;
 
-    if (this.opts.watch && !this.stopped) {
+    if (this.opts.watch) {
       // A backstop sweep at once for the fixed interval (tests rely on it); the watches were set
       // before each directory was listed, so the adaptive sweep waits its time.
       if (this.fixedSweep) await this.reconcile();
       else this.scheduleSweep();
       this.periodic = this.periodicTasks();
-      // Remember what was read, then search the long files' middles in the background.
+      // Remember what was read (the incident directories' bundles first: making them took the
+      // big home's cold start 50–85 ms, which held up its populated frame when done before it),
+      // then search the long files' middles in the background.
       this.deepScanning = Promise.resolve(opts.beforeBackground)
+        .then(() => this.recordIncidentDirs(cleanIncidents))
         .then(() => this.saveCache())
         .then(() => this.deepScan());
     } else {
+      await this.recordIncidentDirs(cleanIncidents);
       await this.saveCache();
     }
   }
@@ -1454,7 +1456,8 @@ export class HomeReader {
           files.map(({ name, read }) => ({ name, size: read!.found.size, mtimeMs: read!.found.mtimeMs, ino: read!.found.ino, record: read!.record })),
           () => this.breathe(),
         );
-        if (this.stopped) return;
+        // Not given up when stopped meanwhile: a quit soon after a start (stop waits for this)
+        // still leaves the next start its bundles.
         // A file of it read since the start answered them (rewritten in place?): not to be trusted whole (untrustBundle).
         const readSince = [...touched].some((file) => file.startsWith(key) && !file.includes(path.sep, key.length));
         cache.set(key, readSince ? { ...seen, ctimeMs: -1, bundle } : { ...seen, bundle });
