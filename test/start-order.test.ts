@@ -637,7 +637,7 @@ test('a start\'s background work (the first cache write, the search before the t
   assert.ok(existsSync(sessionCacheFile(path.join(base, 'cache-store'), manifest.home)), 'the store\'s readers wrote their cache');
 });
 
-test('a watching start makes its incident directories\' bundles once its beforeBackground promise opens, not before (made before, they held up the big home\'s populated frame by 50–85 ms), even when stopped then; the next start takes them whole', async (t) => {
+test('a watching start makes its incident directories\' bundles once its beforeBackground promise opens, not before (made before, they held up the big home\'s cold populated frame by ~20 ms), even when stopped then; the next start takes them whole', async (t) => {
   const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-bundle-later-'));
   t.after(() => rmSync(base, { recursive: true, force: true }));
   const home = path.join(base, 'home');

@@ -685,9 +685,9 @@ export class HomeReader {
       if (this.fixedSweep) await this.reconcile();
       else this.scheduleSweep();
       this.periodic = this.periodicTasks();
-      // Remember what was read (the incident directories' bundles first: making them took the
-      // big home's cold start 50–85 ms, which held up its populated frame when done before it),
-      // then search the long files' middles in the background.
+      // Remember what was read (the incident directories' bundles first: made right after the
+      // last batch, in the turns before its frame was drawn, they held up the big home's cold
+      // populated frame by ~20 ms), then search the long files' middles in the background.
       this.deepScanning = Promise.resolve(opts.beforeBackground)
         .then(() => this.recordIncidentDirs(cleanIncidents))
         .then(() => this.saveCache())
