@@ -619,7 +619,11 @@ test('a start\'s background work (the first cache write, the search before the t
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const reader = new HomeReader({ home: manifest.home, emit: () => undefined, now: () => NOW, host: 'test-host', cacheDir });
-  t.after(() => reader.stop());
+  // Opened first: stop waits for the background work, which waits for the gate (an assertion failing before it opens).
+  t.after(async () => {
+    release();
+    await reader.stop();
+  });
   await reader.start({ beforeBackground: gate });
   // Read, but not yet written down: the cache does not appear while the gate is shut.
   await assert.rejects(waitFor(() => existsSync(cacheFile), 'the cache file', 500), /timed out/, 'no cache write before the gate opens');
@@ -652,13 +656,17 @@ test('a watching start makes its incident directories\' bundles once its beforeB
   const quiet: WatchFactory = () => ({ mode: 'native', addDir() {}, removeDir() {}, dirs: () => [], has: () => false, close() {} });
   let done = false;
   const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'progress' && e.done && (done = true)), watch: true, watchFactory: quiet, now, host: 'test-host', cacheDir });
-  t.after(() => reader.stop());
   const entry = (key: string) => (reader as unknown as { cache: SessionCache<{ k: string; bundle?: IncidentBundle }> }).cache.get(key);
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  // Opened first: stop waits for the background work, which waits for the gate (an assertion failing before it opens).
+  t.after(async () => {
+    release();
+    await reader.stop();
+  });
   await reader.start({ beforeBackground: gate });
   assert.ok(done, 'the start is done (and sent)');
-  assert.equal(entry(dir + path.sep)?.bundle, undefined, 'no bundle while the gate is shut');
+  await assert.rejects(waitFor(() => entry(dir + path.sep)?.bundle !== undefined, 'a bundle', 300), /timed out/, 'no bundle while the gate is shut');
   for (const f of files) assert.equal(entry(f)?.k, 'small', `${path.basename(f)} has its own entry meanwhile`);
   // Stopped as soon as the gate opens (a quit right after the populated frame): the bundle is
   // made all the same, and written.
@@ -668,12 +676,14 @@ test('a watching start makes its incident directories\' bundles once its beforeB
   assert.deepEqual([...(written?.bundle?.names ?? [])].sort(), files.map((f) => path.basename(f)), 'bundled once it opens, though stopped then');
   for (const f of files) assert.equal(await cachedEntry(cacheDir, home, f), undefined, `${path.basename(f)}'s own entry dropped`);
 
-  // The next start takes the directory whole: not listed, no file in it opened.
-  const warm = new HomeReader({ home, emit: () => undefined, watch: false, now, host: 'test-host', cacheDir });
+  // The next start takes the directory whole: not listed, no file in it opened, every incident shown.
+  const shown: IncidentRecord[] = [];
+  const warm = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'incident' && shown.push(e.record)), watch: false, now, host: 'test-host', cacheDir });
   const read = await readsDuring(() => pathsGivenTo('readdirSync', () => warm.start()));
   await warm.stop();
   assert.ok(!read.value.paths.has(dir), 'the next start does not list it');
   for (const f of files) assert.ok(!read.paths.has(f), `nor opens ${path.basename(f)}`);
+  assert.deepEqual(shown.map((r) => [r.file, r.session]).sort(), files.map((f, i) => [f, `s${i}`]), 'and shows each incident from the bundle');
 });
 
 test('an incident\'s record keeps no raw fields, cold or warm, nor does the cache; opened, its fields are read from the file as it says them now, in their order', async (t) => {

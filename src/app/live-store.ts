@@ -169,9 +169,9 @@ export function createLiveStore(homes: string[], opts: LiveStoreOptions = {}): L
       prepare = fn;
     },
     async start(startOpts) {
-      // The readers' background work (a whole cache write, the first chunks of the search) waits
-      // until the start is published: it came before the frame that shows the home read (and its
-      // reads were counted in the start's).
+      // The readers' background work (the incident directories' bundles, a whole cache write, the
+      // first chunks of the search) waits until the start is published: it came before the frame
+      // that shows the home read (and its reads were counted in the start's).
       let startPublished: () => void = () => undefined;
       const beforeBackground = new Promise<void>((resolve) => (startPublished = resolve));
       starting = true;

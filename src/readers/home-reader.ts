@@ -659,7 +659,7 @@ export class HomeReader {
       await this.breathe();
     }
     // Every file the walk found is answered: the directories' stats and listings hold for the next
-    // start (the incident directories' bundles are made once the start is drawn, below).
+    // start (the incident directories' bundles are made once the start is drawn when watching, below).
     const cleanIncidents = this.cleanIncidents;
     this.cleanIncidents = null;
     this.incidentsAnswered = true;
@@ -684,12 +684,15 @@ export class HomeReader {
       // before each directory was listed, so the adaptive sweep waits its time.
       if (this.fixedSweep) await this.reconcile();
       else this.scheduleSweep();
+      // Stopped during that sweep: nothing more is begun (stop has not waited for any of it).
+      if (this.stopped) return;
       this.periodic = this.periodicTasks();
       // Remember what was read (the incident directories' bundles first: made right after the
       // last batch, in the turns before its frame was drawn, they held up the big home's cold
       // populated frame by ~20 ms), then search the long files' middles in the background.
       this.deepScanning = Promise.resolve(opts.beforeBackground)
-        .then(() => this.recordIncidentDirs(cleanIncidents))
+        // A failure leaves the incidents' own entries, which the next start reads (not a rejection nobody awaits).
+        .then(() => this.recordIncidentDirs(cleanIncidents).catch(() => undefined))
         .then(() => this.saveCache())
         .then(() => this.deepScan());
     } else {
@@ -923,7 +926,7 @@ export class HomeReader {
     return this.working === null && this.dirty.size === 0 && this.pendingRechecks === 0 && this.reconcileKick === null && this.flushTimer === null;
   }
 
-  /** Resolves when the one-time background work after `start` (the search before the tails, the first cache write) is done. */
+  /** Resolves when the one-time background work after `start` (the incident directories' bundles, the first cache write, the search before the tails) is done. */
   async background(): Promise<void> {
     await this.deepScanning;
   }
