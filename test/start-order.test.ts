@@ -9,7 +9,7 @@
  * read partly on a worker thread (or whose worker fails) ends with exactly the model of a start
  * read on one thread, and leaves a cache from which the next start reads nothing.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
@@ -641,21 +641,30 @@ test('a start\'s background work (the first cache write, the search before the t
   assert.ok(existsSync(sessionCacheFile(path.join(base, 'cache-store'), manifest.home)), 'the store\'s readers wrote their cache');
 });
 
-test('a watching start makes its incident directories\' bundles once its beforeBackground promise opens, not before (made before, they held up the big home\'s cold populated frame by ~20 ms), even when stopped then; the next start takes them whole', async (t) => {
-  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-bundle-later-'));
+/**
+ * A home in a temp directory (removed after the test) with an empty incidents/request/, a writer of
+ * incident files' text, a cache directory, and a clock a minute ahead: directories just made are
+ * recorded only once RACY_DIR_MS old.
+ */
+function incidentHome(t: TestContext, name: string) {
+  const base = mkdtempSync(path.join(os.tmpdir(), `loop-dash-${name}-`));
   t.after(() => rmSync(base, { recursive: true, force: true }));
   const home = path.join(base, 'home');
   const dir = path.join(home, 'incidents', 'request');
   mkdirSync(dir, { recursive: true });
-  const body = (session: string) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt: 1 });
+  const body = (session: string, attempt = 1) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt });
+  return { home, dir, body, cacheDir: path.join(base, 'cache'), now: () => Date.now() + 60_000 };
+}
+
+/** A watch backend that reports nothing: only what a test hints is read. */
+const quietWatch: WatchFactory = () => ({ mode: 'native', addDir() {}, removeDir() {}, dirs: () => [], has: () => false, close() {} });
+
+test('a watching start makes its incident directories\' bundles once its beforeBackground promise opens, not before (made before, they held up the big home\'s cold populated frame by ~20 ms), even when stopped then; the next start takes them whole', async (t) => {
+  const { home, dir, body, cacheDir, now } = incidentHome(t, 'bundle-later');
   const files = ['a', 'b', 'c'].map((n) => path.join(dir, `s-${n}.json`));
   files.forEach((f, i) => writeFileSync(f, body(`s${i}`)));
-  const cacheDir = path.join(base, 'cache');
-  // The directory was just made: a clock a minute ahead lets its stat be recorded (RACY_DIR_MS).
-  const now = () => Date.now() + 60_000;
-  const quiet: WatchFactory = () => ({ mode: 'native', addDir() {}, removeDir() {}, dirs: () => [], has: () => false, close() {} });
   let done = false;
-  const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'progress' && e.done && (done = true)), watch: true, watchFactory: quiet, now, host: 'test-host', cacheDir });
+  const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'progress' && e.done && (done = true)), watch: true, watchFactory: quietWatch, now, host: 'test-host', cacheDir });
   const entry = (key: string) => (reader as unknown as { cache: SessionCache<{ k: string; bundle?: IncidentBundle }> }).cache.get(key);
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
@@ -737,20 +746,11 @@ test('an incident\'s record keeps no raw fields, cold or warm, nor does the cach
 });
 
 test('a warm start takes an incident directory unchanged since the cache recorded it whole from its bundle (not listed, no file in it stat\'ed or read), with the records a cold start reads; after a file renamed over one or created, that file is read and the others answered by the old bundle; one rewritten in place while closed is seen by the first sweep, and one rewritten while the dashboard runs takes the trust from its bundle', async (t) => {
-  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-dirs-'));
-  t.after(() => rmSync(base, { recursive: true, force: true }));
-  const home = path.join(base, 'home');
-  const top = path.join(home, 'incidents');
-  const request = path.join(top, 'request');
-  mkdirSync(request, { recursive: true });
-  const at = '2026-11-30T11:00:00.000Z';
-  const body = (session: string, attempt: number) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at, home, cwd: '/work/a', attempt });
+  const { home, dir: request, body, cacheDir, now } = incidentHome(t, 'incident-dirs');
+  const top = path.dirname(request);
   for (let i = 0; i < 6; i++) writeFileSync(path.join(top, `s${i}-top.json`), body(`s${i}`, 1));
   // More than one part of records (BUNDLE_PART files each).
   for (let i = 0; i < BUNDLE_PART + 20; i++) writeFileSync(path.join(request, `s${i}-req.json`), body(`s${i}`, 1));
-  const cacheDir = path.join(base, 'cache');
-  // The directories were just made: a clock a minute ahead lets their stat be recorded (it must be RACY_DIR_MS old).
-  const now = () => Date.now() + 60_000;
   const incidentFiles = (dir: string) => readdirSync(dir).filter((n) => n.endsWith('.json')).map((n) => path.join(dir, n));
   type Seen = { emitted: IncidentRecord[]; statted: Set<string>; listed: Set<string>; opened: Set<string> };
   /** A start (then stop): the incidents it emitted in order, and the paths statSync, readdirSync and openSync were asked for meanwhile. */
@@ -850,16 +850,9 @@ test('a warm start takes an incident directory unchanged since the cache recorde
 });
 
 test('an incident directory holding a file without a clean read has no bundle: its clean files are cached each on their own (those of an old bundle too), and the bad one is read and reported at every start', async (t) => {
-  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-unbundled-'));
-  t.after(() => rmSync(base, { recursive: true, force: true }));
-  const home = path.join(base, 'home');
-  const dir = path.join(home, 'incidents', 'request');
-  mkdirSync(dir, { recursive: true });
-  const body = (session: string) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt: 1 });
+  const { home, dir, body, cacheDir, now } = incidentHome(t, 'incident-unbundled');
   const good = Array.from({ length: 4 }, (_, i) => path.join(dir, `s${i}-req.json`));
   for (const f of good) writeFileSync(f, body(path.basename(f).slice(0, 2)));
-  const cacheDir = path.join(base, 'cache');
-  const now = () => Date.now() + 60_000;
   const startOnce = async () => {
     const incidents: string[] = [];
     const warned = new Set<string>();
@@ -896,16 +889,9 @@ test('an incident directory holding a file without a clean read has no bundle: i
 });
 
 test('an incident of a bundled directory replaced by one that does not parse is reported at every later start, never shown with its old record; one rewritten while a start runs (after the walk) is shown as rewritten by the next start, whether its directory was taken whole or walked', async (t) => {
-  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-stale-'));
-  t.after(() => rmSync(base, { recursive: true, force: true }));
-  const home = path.join(base, 'home');
-  const dir = path.join(home, 'incidents', 'request');
-  mkdirSync(dir, { recursive: true });
-  const body = (session: string, attempt: number) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt });
+  const { home, dir, body, cacheDir, now } = incidentHome(t, 'incident-stale');
   for (const n of ['a', 'b', 'c']) writeFileSync(path.join(dir, `s-${n}.json`), body(n, 1));
   const x = path.join(dir, 's-a.json');
-  const cacheDir = path.join(base, 'cache');
-  const now = () => Date.now() + 60_000;
   /** A start: what it shows of x (its attempt, or its warning). `during` runs at each stage. */
   const start = async (more: Partial<HomeReaderOptions> = {}, during?: (stage: string, reader: HomeReader) => void) => {
     let shown: unknown;
@@ -942,7 +928,6 @@ test('an incident of a bundled directory replaced by one that does not parse is 
 
   // Rewritten in place while a start runs, after its walk (a watcher's read; none here but this
   // one), in a fresh home each time: its directory taken whole, or walked (changed since).
-  const quiet: WatchFactory = () => ({ mode: 'native', addDir() {}, removeDir() {}, dirs: () => [], has: () => false, close() {} });
   for (const changed of [false, true]) {
     rmSync(home, { recursive: true, force: true });
     rmSync(cacheDir, { recursive: true, force: true });
@@ -950,7 +935,7 @@ test('an incident of a bundled directory replaced by one that does not parse is 
     for (const n of ['a', 'b', 'c']) writeFileSync(path.join(dir, `s-${n}.json`), body(n, 1));
     await start();
     if (changed) writeFileSync(path.join(dir, 's-new.json'), body('new', 1));
-    const during = await start({ watch: true, watchFactory: quiet }, (stage, reader) => {
+    const during = await start({ watch: true, watchFactory: quietWatch }, (stage, reader) => {
       if (stage !== 'tails') return;
       writeFileSync(x, body('a', 2)); // in place, the same size
       reader.hint(x);
@@ -963,16 +948,9 @@ test('an incident of a bundled directory replaced by one that does not parse is 
 });
 
 test('a bundle damaged in the cache (a part of records that does not deserialise) costs its directory a read afresh, never a start: every incident is shown, and the next start bundles it again', async (t) => {
-  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-incident-damaged-'));
-  t.after(() => rmSync(base, { recursive: true, force: true }));
-  const home = path.join(base, 'home');
-  const dir = path.join(home, 'incidents', 'request');
-  mkdirSync(dir, { recursive: true });
-  const body = (session: string, attempt: number) => JSON.stringify({ v: 1, session, class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T11:00:00.000Z', home, cwd: '/work/a', attempt });
+  const { home, dir, body, cacheDir, now } = incidentHome(t, 'incident-damaged');
   const files = Array.from({ length: BUNDLE_PART + 5 }, (_, i) => path.join(dir, `s${i}-req.json`));
   files.forEach((f, i) => writeFileSync(f, body(`s${i}`, i)));
-  const cacheDir = path.join(base, 'cache');
-  const now = () => Date.now() + 60_000;
   const startOnce = async () => {
     const shown = new Map<string, unknown>();
     const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'incident' && shown.set(e.record.file, e.record.attempt)), watch: false, now, host: 'test-host', cacheDir });
