@@ -787,6 +787,24 @@ test('the session cache: typed arrays and Buffers in its entries come back whole
   }
 });
 
+test('the session cache: a small slice whose Buffers view the bytes read keeps only its own bytes, not the larger read buffer a slice before it grew', async () => {
+  const dir = tmpHome();
+  const home = path.join(tmpHome(), 'home');
+  type Entry = { n: number; text?: string; bytes?: Buffer };
+  const key = (i: number) => path.join(home, 'incidents', `d${i}`) + path.sep;
+  const cache = await SessionCache.open<Entry>(dir, home, 'writer-1', (e) => e, () => false, (e) => e.bytes !== undefined);
+  // A plain slice of ~600 KB (the read buffer grows to it), then an entry with a few bytes of its own, alone.
+  for (let i = 0; i < 60; i++) cache.set(key(i), { n: i, text: String(i % 10).repeat(10_000) });
+  cache.set(key(60), { n: 60, bytes: Buffer.from([1, 2, 3]) });
+  await cache.save();
+  const again = await SessionCache.open<Entry>(dir, home, 'writer-1');
+  await again.loadRest();
+  const bytes = again.get(key(60))!.bytes!;
+  assert.deepEqual([...bytes], [1, 2, 3], 'as written');
+  assert.ok(bytes.buffer.byteLength < 64 * 1024, `its Buffer keeps ${bytes.buffer.byteLength} bytes, not the ~600 KB buffer`);
+  assert.equal(again.get(key(59))!.text, '9'.repeat(10_000), 'the slice before it as written');
+});
+
 test('the session cache: after the front, an entry that says it holds bytes of its own is written in a slice alone', async () => {
   const dir = tmpHome();
   const home = path.join(tmpHome(), 'home');
