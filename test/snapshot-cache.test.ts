@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import type { Checkpoint } from '../src/contract/checkpoint.js';
 import { generateHome } from '../src/demo/generate.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
+import { MinQueue } from '../src/model/min-queue.js';
 import { buildSnapshot, createSnapshotCache, snapshotSteps } from '../src/model/snapshot.js';
 import type { ReaderEvent } from '../src/model/types.js';
 import { loadHomeOnce } from '../src/readers/home-reader.js';
@@ -212,7 +213,10 @@ test('property: with or without the row cache the snapshot is the same, at every
       let state = modelOf(all);
       const cache = createSnapshotCache();
       let now = NOW;
-      const same = (what: string) => assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }), what);
+      const same = (what: string) => {
+        assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }), what);
+        edgesHoldTheRows(cache, what);
+      };
       same('first build');
       for (const step of steps) {
         if ('dt' in step) now += step.dt;
@@ -251,6 +255,28 @@ test('property: with or without the row cache the snapshot is the same, at every
     { numRuns: 400 },
   );
 });
+
+/**
+ * The row cache's queue of edges holds every cached row with a finite window, once, and no row
+ * the cache no longer holds (an entry that kept a replaced row would keep its view alive).
+ */
+function edgesHoldTheRows(cache: ReturnType<typeof createSnapshotCache>, what: string): void {
+  let held = 0;
+  cache.edges.forEach((e, at) => {
+    if (e.memo === null) return;
+    held++;
+    assert.equal(cache.rows.get(e.memo.key), e.memo, `${what}: an entry holds a row the cache no longer holds`);
+    assert.equal(at, e.memo.stableUntil, `${what}: an entry's edge is its row's`);
+  });
+  let finite = 0;
+  cache.rows.forEach((m) => {
+    if (m.stableUntil === Infinity) return;
+    finite++;
+    assert.equal(m.edge?.memo, m, `${what}: a cached row with a finite window (${m.stableUntil}) has no entry`);
+  });
+  assert.equal(held, finite, `${what}: entries holding rows`);
+  assert.ok(cache.edges.size <= 2 * cache.rows.size + 1024, `${what}: ${cache.edges.size} entries for ${cache.rows.size} rows`);
+}
 
 /** Applies a step to the sessions and the model (shared by the properties below). */
 function applyStep(all: Map<number, SessionSpec>, state: ModelState, now: number, step: typeof stepArb extends fc.Arbitrary<infer T> ? T : never): { state: ModelState; now: number } {
@@ -532,6 +558,7 @@ test('property: a snapshot prepared in steps, with frames of the state on screen
           const frame = buildSnapshot(state, t, { host: HOST, cache });
           if (t < last!.stableUntil) assert.equal(cache.last, last, 'the frame re-timed the prepared snapshot');
           assert.deepEqual(frame, buildSnapshot(state, t, { host: HOST }), `after ${JSON.stringify(step).slice(0, 80)}, +${t - now} ms`);
+          edgesHoldTheRows(cache, `after ${JSON.stringify(step).slice(0, 80)}`);
           now = t;
         }
       },
@@ -569,26 +596,81 @@ test('every row rewritten at once (a warm start\'s cache facts): the patch gives
   same('one row rewritten, prepared');
 });
 
-test('rows whose window passed count against the patch\'s bound: one row rewritten once every row\'s window has passed (a laptop woken from sleep) is a build from scratch, in steps — not 600 rows patched in one go', () => {
+/**
+ * 600 live requests with fresh checkpoints, their rows prepared into a cache at NOW (each row's
+ * window ends when its checkpoint goes stale), and the state an hour later, when every window has
+ * passed, with one session file grown.
+ */
+function passedWindows() {
   const [base] = fc.sample(sessionArb, { seed: 11, numRuns: 1 });
-  // Live requests with fresh checkpoints: each row's window ends when its checkpoint goes stale.
   const spec: SessionSpec = { ...base!, state: 'requesting', otherHost: false, updatedAgo: 0, hasCheckpoint: true, laneOf: null, held: false, probe: 'none' };
   const all = new Map<number, SessionSpec>();
   for (let i = 0; i < 600; i++) all.set(i, spec);
-  let state = modelOf(all);
+  const shown = modelOf(all);
   const cache = createSnapshotCache();
-  prepare(state, NOW, cache);
+  prepare(shown, NOW, cache);
   const later = NOW + 60 * MIN;
+  all.set(9, { ...spec, size: spec.size + 1 });
+  return { shown, cache, later, next: reduceEvents(shown, eventsFor(all, [9])) };
+}
+
+test('rows whose window passed count against the patch\'s bound: one row rewritten once every row\'s window has passed (a laptop woken from sleep) is a build from scratch, in steps — not 600 rows patched in one go', () => {
+  const { cache, later, next: state } = passedWindows();
   let passed = 0;
   for (const m of cache.rows.values()) if (m.stableUntil <= later) passed++;
   assert.equal(passed, 600, 'every row\'s window has passed an hour later');
-  all.set(9, { ...spec, size: spec.size + 1 });
-  state = reduceEvents(state, eventsFor(all, [9]));
   const generation = cache.generation;
   const yields = prepare(state, later, cache);
   assert.ok(yields >= 600 / 64, `built from scratch in steps (${yields} yields)`);
   assert.equal(cache.generation, generation + 1, 'not a patch (a patch keeps the generation)');
   assert.deepEqual(buildSnapshot(state, later, { host: HOST, cache }), buildSnapshot(state, later, { host: HOST }));
+});
+
+test('property: the row cache\'s queue of edges gives its items smallest key first, pops and pushes interleaved, and keeps what a filter keeps', () => {
+  fc.assert(
+    fc.property(fc.array(fc.oneof(fc.integer({ min: -50, max: 50 }), fc.constant(null)), { maxLength: 200 }), fc.integer({ min: 0, max: 3 }), (ops, mod) => {
+      const q = new MinQueue<{ id: number }>();
+      const model: { id: number; key: number }[] = [];
+      let id = 0;
+      for (const op of ops) {
+        if (op === null) {
+          const got = q.pop();
+          if (model.length === 0) {
+            assert.equal(got, undefined);
+            continue;
+          }
+          const least = Math.min(...model.map((e) => e.key));
+          const at = model.findIndex((e) => e.id === got?.id);
+          assert.ok(at >= 0 && model[at]!.key === least, `popped key ${model[at]?.key}, least ${least}`);
+          model.splice(at, 1);
+        } else {
+          q.push({ id: ++id }, op);
+          model.push({ id, key: op });
+        }
+        assert.equal(q.size, model.length);
+        assert.equal(q.peekKey(), model.length > 0 ? Math.min(...model.map((e) => e.key)) : Infinity);
+      }
+      q.filter((item) => item.id % 4 !== mod);
+      const kept = model.filter((e) => e.id % 4 !== mod).sort((a, b) => a.key - b.key);
+      const out: number[] = [];
+      for (let item = q.pop(); item; item = q.pop()) out.push(model.find((e) => e.id === item.id)!.key);
+      assert.deepEqual(out, kept.map((e) => e.key));
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('rows whose window passed, taken by a patch that then gave up: the frames of the state on screen built during the build in steps that follows still find them (cached equals built)', () => {
+  const { shown, cache, later, next } = passedWindows();
+  let frames = 0;
+  const yields = prepare(next, later, cache, (k) => {
+    if (k % 3 !== 0) return;
+    frames++;
+    const t = later + k * 1000;
+    assert.deepEqual(buildSnapshot(shown, t, { host: HOST, cache }), buildSnapshot(shown, t, { host: HOST }), `a frame of the state on screen at step ${k}`);
+  });
+  assert.ok(yields >= 600 / 64 && frames >= 3, `built in steps (${yields} yields, ${frames} frames between)`);
+  assert.deepEqual(buildSnapshot(next, later + 60_000, { host: HOST, cache }), buildSnapshot(next, later + 60_000, { host: HOST }));
 });
 
 test('prepareFrameSnapshot: a build from scratch gives the event loop a turn after its first slice, after each later one and before its result is written; the state on screen stays in the cache until it resolves', async () => {
