@@ -215,7 +215,7 @@ test('property: with or without the row cache the snapshot is the same, at every
       let now = NOW;
       const same = (what: string) => {
         assert.deepEqual(buildSnapshot(state, now, { host: HOST, cache }), buildSnapshot(state, now, { host: HOST }), what);
-        edgesHoldTheRows(cache, what);
+        cacheIndexesHold(cache, what);
       };
       same('first build');
       for (const step of steps) {
@@ -257,10 +257,11 @@ test('property: with or without the row cache the snapshot is the same, at every
 });
 
 /**
- * The row cache's queue of edges holds every cached row with a finite window, once, and no row
- * the cache no longer holds (an entry that kept a replaced row would keep its view alive).
+ * The row cache's own indexes: its queue of edges holds every cached row with a finite window,
+ * once, and no row the cache no longer holds (an entry that kept a replaced row would keep its
+ * view alive); its index of roots places every row of the last snapshot under its root.
  */
-function edgesHoldTheRows(cache: ReturnType<typeof createSnapshotCache>, what: string): void {
+function cacheIndexesHold(cache: ReturnType<typeof createSnapshotCache>, what: string): void {
   let held = 0;
   cache.edges.forEach((e, at) => {
     if (e.memo === null) return;
@@ -276,6 +277,18 @@ function edgesHoldTheRows(cache: ReturnType<typeof createSnapshotCache>, what: s
   });
   assert.equal(held, finite, `${what}: entries holding rows`);
   assert.ok(cache.edges.size <= 2 * cache.rows.size + 1024, `${what}: ${cache.edges.size} entries for ${cache.rows.size} rows`);
+  // The index of roots, when it is the last snapshot's, places every row of it under its root.
+  const index = cache.rootIndex;
+  if (!index || index.of !== cache.last?.snapshot.roots) return;
+  let rows = 0;
+  for (const root of index.of) {
+    const key = `${root.home}\0${root.session}`;
+    assert.equal(index.rootOf.get(key), key, `${what}: root ${root.session} placed`);
+    assert.equal(index.byKey.get(key), root, `${what}: root ${root.session} by its key`);
+    for (const lane of root.lanes) assert.equal(index.rootOf.get(`${lane.home}\0${lane.session}`), key, `${what}: lane ${lane.session} placed under its root`);
+    rows += 1 + root.lanes.length;
+  }
+  assert.equal(index.rootOf.size, rows, `${what}: the index places exactly the rows shown`);
 }
 
 /** Applies a step to the sessions and the model (shared by the properties below). */
@@ -558,7 +571,7 @@ test('property: a snapshot prepared in steps, with frames of the state on screen
           const frame = buildSnapshot(state, t, { host: HOST, cache });
           if (t < last!.stableUntil) assert.equal(cache.last, last, 'the frame re-timed the prepared snapshot');
           assert.deepEqual(frame, buildSnapshot(state, t, { host: HOST }), `after ${JSON.stringify(step).slice(0, 80)}, +${t - now} ms`);
-          edgesHoldTheRows(cache, `after ${JSON.stringify(step).slice(0, 80)}`);
+          cacheIndexesHold(cache, `after ${JSON.stringify(step).slice(0, 80)}`);
           now = t;
         }
       },
