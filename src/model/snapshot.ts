@@ -157,8 +157,8 @@ export interface SnapshotCache {
   last: { state: ModelState; host: string; builtAt: number; stableUntil: number; snapshot: Snapshot } | null;
   /**
    * Which root (home and session) each row sits under, and each root by its key, for the roots
-   * list `of`: a patch keeps every row under the same root, so the index carries over to the
-   * patched list (`byKey` updated with the patched roots).
+   * list `of`: made by each build from scratch (assembleSteps); a patch keeps every row under the
+   * same root, so the index carries over to the patched list (`byKey` updated with the patched roots).
    */
   rootIndex: { of: readonly SessionView[]; rootOf: Map<string, string>; byKey: Map<string, SessionView> } | null;
   /**
@@ -181,22 +181,6 @@ export interface SnapshotCache {
 
 export function createSnapshotCache(): SnapshotCache {
   return { rows: new Map(), generation: 0, parts: null, last: null, rootIndex: null, laneIndex: null, edges: new MinQueue(), maxBuiltAt: -Infinity };
-}
-
-/**
- * For a roots list: `${home}\0${session}` of every row → that of its root (`rootOf`), and a root's
- * → the root (`byKey`).
- */
-function rootIndexOf(roots: readonly SessionView[]): NonNullable<SnapshotCache['rootIndex']> {
-  const rootOf = new Map<string, string>();
-  const byKey = new Map<string, SessionView>();
-  for (const root of roots) {
-    const key = `${root.home}\0${root.session}`;
-    rootOf.set(key, key);
-    byKey.set(key, root);
-    for (const lane of root.lanes) rootOf.set(`${lane.home}\0${lane.session}`, key);
-  }
-  return { of: roots, rootOf, byKey };
 }
 
 interface SessionParts {
@@ -375,6 +359,10 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   const before = last.state;
   const joined = cache.parts;
   if (!joined || joined.sessionFiles !== before.sessionFiles || joined.checkpoints !== before.checkpoints) return null;
+  // The index of roots comes with every snapshot the cache holds (a build from scratch makes it,
+  // a patch carries it over); without it, a build from scratch.
+  const index = cache.rootIndex;
+  if (index?.of !== last.snapshot.roots) return null;
   if (
     state.settings !== before.settings ||
     state.sessionFiles.size !== before.sessionFiles.size ||
@@ -483,8 +471,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   // `now` is inside the last snapshot's window: its edge is at most every row's own).
   const stale = new Set<string>();
   // The roots (home and root session) whose row or a lane's row changes: only those are looked at.
-  if (cache.rootIndex?.of !== last.snapshot.roots) cache.rootIndex = rootIndexOf(last.snapshot.roots);
-  const { rootOf, byKey } = cache.rootIndex;
+  const { rootOf, byKey } = index;
   const touched = new Set<string>();
   // A changed session the index does not place: every root is looked at.
   let touchAll = false;
@@ -829,9 +816,10 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   }
   sortViews(roots);
 
-  // Which root each row sits under, for the patches that follow: built here, in steps and from the
-  // keys the rows were memoised by, not by the first patch (rootIndexOf: a key made per row, in one
-  // go — ~37 ms of the first render after the first frame on the wide home, 12-07).
+  // Which root each row sits under (`${home}\0${session}` of a row → that of its root; a root's →
+  // the root), for the patches that follow: built here, in steps and from the keys the rows were
+  // memoised by, not by the first patch (a key made per row, in one go: ~37 ms of the first render
+  // after the first frame on the wide home, 12-07).
   let rootIndex: SnapshotCache['rootIndex'] = null;
   if (keyOfView) {
     const rootOf = new Map<string, string>();
@@ -1024,12 +1012,11 @@ function queueEdge(cache: SnapshotCache, m: ViewMemo): void {
   if (cache.edges.size > 2 * cache.rows.size + 1024) cache.edges.filter((e) => e.memo !== null);
 }
 
-/** Takes the front entry out: its memo, when it is still the cache's row. */
+/** Takes the front entry out: its row, or null when the row was replaced or dropped since. */
 function popEdge(cache: SnapshotCache): ViewMemo | null {
   const m = cache.edges.pop()?.memo ?? null;
-  if (m === null) return null;
-  m.edge = null;
-  return isCurrent(cache, m) ? m : null;
+  if (m !== null) m.edge = null;
+  return m;
 }
 
 /** Whether `m` is still the row its key holds in the cache. */
@@ -1038,7 +1025,7 @@ const isCurrent = (cache: SnapshotCache, m: ViewMemo): boolean => cache.rows.get
 /** The earliest edge of the cache's rows' windows (Infinity: none); drops the entries that hold no row. */
 function earliestEdge(cache: SnapshotCache): number {
   const edges = cache.edges;
-  for (let e = edges.peek(); e !== undefined && (e.memo === null || !isCurrent(cache, e.memo)); e = edges.peek()) popEdge(cache);
+  while (edges.size > 0 && edges.peek()!.memo === null) edges.pop();
   return edges.peekKey();
 }
 
