@@ -317,6 +317,53 @@ async function typeFilter(app, text) {
   await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.k >= k0 + 3, t), 'filter applied', 5_000, 10);
 }
 
+/**
+ * The keys a user presses, not only '?': a tour of the views, each key sent once the frame of the
+ * one before is drawn (and 100 ms after it), so no two are read as one. Every key of the tour
+ * changes the screen on the bench homes (their roots have lanes, their lists more than a page):
+ * move, page, bottom and top; a lane's root, fold and unfold; the four sorts (back to the first);
+ * the detail pane and its focus; a filter typed and cleared; the incidents (move, page, a record
+ * opened and closed); the bounds audit; the help. Starts and ends on the main list, unfiltered.
+ * Returns each key's keypress → frame latency: to the first frame drawn with the key counted, so a
+ * key that changed nothing shows as the wait for the next frame drawn for another reason (a
+ * countdown's tick: up to a second), and NaN when none came within 2 s (counted apart).
+ */
+const KEY_TOUR = [
+  ...'jjjjjjjjjjkkk'.split(''),
+  '\x1b[6~', '\x1b[6~', '\x1b[6~', '\x1b[5~', 'G', 'g',
+  'j', 'h', 'h', 'l',
+  's', 's', 's', 's',
+  '\r', '\t', '\t', '\r',
+  '/', 'r', 'o', 'o', '\x1b',
+  'i', 'j', 'j', 'j', 'j', 'j', '\x1b[6~', 'G', 'g', '\r', '\x1b', '\x1b',
+  'b', 'j', 'j', '\x1b',
+  '?', '?',
+];
+
+async function keyTour(app) {
+  const drawn = () => app.marks().filter((m) => m.ev === 'frame').reduce((k, m) => Math.max(k, m.k), 0);
+  const k0 = drawn();
+  const lat = [];
+  for (let i = 0; i < KEY_TOUR.length; i++) {
+    const t = app.send(KEY_TOUR[i]);
+    let f = null;
+    try {
+      f = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.k >= k0 + i + 1, t), 'frame', 2_000, 2);
+    } catch {
+      f = null;
+    }
+    lat.push(f ? f.t - t : NaN);
+    await sleep(100);
+  }
+  return lat;
+}
+
+/** p50 / p99 / max of a tour's latencies, and how many keys drew no frame. */
+function tourFigures(lat) {
+  const drawn = lat.filter(Number.isFinite);
+  return { n: lat.length, p50: quantile(drawn, 0.5), p99: quantile(drawn, 0.99), max: Math.max(...drawn), noFrame: lat.length - drawn.length };
+}
+
 /** All threads' CPU over `seconds`, % of one core; `split` gets the main thread's share. */
 async function cpuOver(pid, seconds, split) {
   const c0 = procCpuMs(pid);
@@ -447,6 +494,8 @@ async function scaleSection(homes) {
         await sleep(3000);
         out[h.name].nothingLive = await cpuAt100(app, targets);
       }
+      log(`  ${h.name}: a tour of ${KEY_TOUR.length} keys (move, page, fold, sort, detail, filter, incidents, audit, help) …`);
+      out[h.name].keyTour = tourFigures(await keyTour(app));
     } finally {
       await app.quit();
       restorer.restore();
@@ -797,6 +846,10 @@ async function main() {
       const gcs = (x) => `${x.scavenges} (${x.gcMs.toFixed(0)} ms)`;
       row('scale', `  garbage collections in a window of ${CPU_S} s, big / wide / wide nothing live: scavenges (all pauses), medians`, `${gcs(sc.big)} / ${gcs(sc.wide)} / ${gcs(sc.wide.nothingLive)}`, '');
       row('scale', `first start to populated, wide home (${(wide.manifest.totalBytes / MB).toFixed(0)} MB, ${wide.manifest.files} files)`, sc.wide.populatedCold, 'ms');
+      row('scale', `keypress → frame, a tour of ${sc.big.keyTour.n} keys once started, big / wide: p50`, [sc.big.keyTour, sc.wide.keyTour].map((x) => x.p50.toFixed(1)).join(' / '), 'ms');
+      row('scale', '  p99 / max, big', `${sc.big.keyTour.p99.toFixed(1)} / ${sc.big.keyTour.max.toFixed(1)}`, 'ms', '≤ 100', sc.big.keyTour.p99 <= 100);
+      row('scale', '  p99 / max, wide (not one of the issue\'s homes)', `${sc.wide.keyTour.p99.toFixed(1)} / ${sc.wide.keyTour.max.toFixed(1)}`, 'ms', '≤ 100', sc.wide.keyTour.p99 <= 100);
+      row('scale', '  keys of the tour that drew no frame (each changes the screen), big / wide', `${sc.big.keyTour.noFrame} / ${sc.wide.keyTour.noFrame}`, '', '0', sc.big.keyTour.noFrame + sc.wide.keyTour.noFrame === 0);
       const ws = sc.wide.warmStarts;
       const wideLat = ws.flatMap((r) => r.keyLat);
       row('scale', `warm start of the wide home: first list frame / populated, medians of ${ws.length}`, `${median(ws.map((r) => r.firstList)).toFixed(0)} / ${median(ws.map((r) => r.populated)).toFixed(0)}`, 'ms');
