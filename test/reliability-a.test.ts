@@ -13,7 +13,9 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { homePaths } from '../src/contract/paths.js';
+import { initialModelState, reduceEvents } from '../src/model/reducer.js';
 import { buildSnapshot } from '../src/model/snapshot.js';
+import { HomeReader } from '../src/readers/home-reader.js';
 import { createReadCounter } from '../src/readers/read-counter.js';
 import { SessionFileReader } from '../src/readers/session-file.js';
 import { lineText } from '../src/views/line.js';
@@ -32,6 +34,7 @@ import {
   sessionPath,
   shown,
   startProbe,
+  summarise,
   T0,
   wake,
   warningsOf,
@@ -39,12 +42,39 @@ import {
 } from './support/fault-home.js';
 import { runWriter, startWriter, type WriterStep } from './support/fault-writer.js';
 import { sessionHeader } from './support/mini-home.js';
+import { waitFor } from './support/wait-for.js';
 
 /** Latency cases must not be rescued by the backstop sweep. */
 const NO_SWEEP = 60_000;
 const CASE = { timeout: 60_000 };
 
 const sizeOf = (file: string) => fs.statSync(file).size;
+
+/**
+ * A5's writes during a start-up: 40 rounds, 15 ms apart, of an append to each of `hot`, with one
+ * of `late` created every 8th round (in a directory of its own, made then, with `mkdir`); what
+ * each file must show once they are read.
+ */
+function startUpWrites(hot: readonly string[], late: readonly string[], label: string, { mkdir }: { mkdir: boolean }): { expected: Map<string, string[]>; steps: WriterStep[] } {
+  const expected = new Map<string, string[]>();
+  const steps: WriterStep[] = [{ op: 'mark', name: 'begin' }];
+  for (let round = 0; round < 40; round++) {
+    for (const [k, f] of hot.entries()) {
+      const text = `${label} ${k}.${round}`;
+      expected.set(f, [...(expected.get(f) ?? []), text]);
+      steps.push({ op: 'append', file: f, text: wake(text) });
+    }
+    if (round % 8 === 4) {
+      const f = late[(round - 4) / 8]!;
+      if (mkdir) steps.push({ op: 'mkdir', dir: path.dirname(f) });
+      steps.push({ op: 'append', file: f, text: sessionHeader(path.basename(f), '/w', T0) + wake(`${label} late`) });
+      expected.set(f, [`${label} late`]);
+    }
+    steps.push({ op: 'sleep', ms: 15 });
+  }
+  steps.push({ op: 'mark', name: 'end' });
+  return { expected, steps };
+}
 
 for (const backend of BACKENDS) {
   const tag = `[${backend.name}]`;
@@ -164,22 +194,7 @@ for (const backend of BACKENDS) {
     const files = Array.from({ length: 300 }, (_, i) => newSession(home, `a5-${i}`));
     const hot = files.slice(0, 20);
     const late = Array.from({ length: 5 }, (_, i) => sessionPath(home, `a5-late-${i}`));
-    const expected = new Map<string, string[]>();
-    const steps: WriterStep[] = [{ op: 'mark', name: 'begin' }];
-    for (let round = 0; round < 40; round++) {
-      for (const [k, f] of hot.entries()) {
-        const text = `A5 ${k}.${round}`;
-        expected.set(f, [...(expected.get(f) ?? []), text]);
-        steps.push({ op: 'append', file: f, text: wake(text) });
-      }
-      if (round % 8 === 4) {
-        const f = late[(round - 4) / 8]!;
-        steps.push({ op: 'mkdir', dir: path.dirname(f) }, { op: 'append', file: f, text: sessionHeader(path.basename(f), '/w', T0) + wake('A5 late') });
-        expected.set(f, ['A5 late']);
-      }
-      steps.push({ op: 'sleep', ms: 15 });
-    }
-    steps.push({ op: 'mark', name: 'end' });
+    const { expected, steps } = startUpWrites(hot, late, 'A5', { mkdir: true });
     const counter = createReadCounter();
     const writer = startWriter(steps);
     await writer.mark('begin');
@@ -197,6 +212,60 @@ for (const backend of BACKENDS) {
     } finally {
       await writer.done();
       await p.stop();
+      removeHome(home);
+    }
+  });
+
+  // A5 above runs with a fixed sweep interval (`reconcileMs`), which sweeps the whole home once at
+  // the end of start-up, and its late sessions come in new directories, each of which asks for a
+  // sweep by design: either would rescue an event the watches lost. The dashboard runs with the
+  // adaptive sweep, which does not sweep at the end of start-up (each directory is watched before
+  // it is listed). This is A5 with the dashboard's settings, the full walk an hour away and no new
+  // directory: every record must arrive with no sweep and no re-check of recent files run.
+  test(`A5 ${tag}, the dashboard's settings: appends and new sessions while the app is starting → nothing lost, with no sweep or re-check run`, CASE, async () => {
+    const home = faultHome();
+    const files = Array.from({ length: 300 }, (_, i) => newSession(home, `a5d-${i}`));
+    const hot = files.slice(0, 20);
+    // New sessions beside listed ones that nothing else writes beside (no other event tells of
+    // their directories).
+    const late = Array.from({ length: 5 }, (_, i) => sessionPath(home, `a5d-late-${i}`, `/work/a5d-${200 + i}`));
+    const { expected, steps } = startUpWrites(hot, late, 'A5d', { mkdir: false });
+    // And two written the moment the session list is out (the `listed` stage): sessions/ walked,
+    // the rest of the start to come. Only a watch set before their directory was listed tells of them.
+    const atListed = [sessionPath(home, 'a5d-listed-0', '/work/a5d-100'), sessionPath(home, 'a5d-listed-1', '/work/a5d-101')];
+    for (const f of atListed) expected.set(f, ['A5d at listed']);
+    const onStage = (stage: string) => {
+      if (stage !== 'listed') return;
+      for (const f of atListed) fs.writeFileSync(f, sessionHeader(path.basename(f), '/w', T0) + wake('A5d at listed'));
+    };
+    const counter = createReadCounter();
+    let state = initialModelState();
+    const reader = new HomeReader({ home, emit: (events) => (state = reduceEvents(state, events)), polling: backend.polling, sweepMs: 3_600_000, counter, onStage });
+    const writer = startWriter(steps);
+    try {
+      const begin = await writer.mark('begin');
+      const startedAt = Date.now();
+      await reader.start();
+      const readyAt = Date.now();
+      const endAt = await writer.mark('end');
+      assert.ok(startedAt < endAt && readyAt > begin, 'the writes overlapped the start-up');
+      const all = [...files, ...late, ...atListed];
+      const backstops = await waitFor(
+        () => {
+          const done = [...expected].every(([f, want]) => shown(state, f).join('|') === want.join('|')) && all.every((f) => state.sessionFiles.get(f)?.size === sizeOf(f));
+          const { rechecks, sweeps } = reader.stats();
+          return done ? { rechecks, sweeps } : null;
+        },
+        () => `every record written during start-up; ${summarise(state)}`,
+        15_000,
+        5,
+      );
+      assert.deepEqual(backstops, { rechecks: 0, sweeps: 0 }, 'every record arrived by a watch (or a poll), before any sweep or re-check of recent files ran');
+      assert.equal(counter.bytesRead, all.reduce((n, f) => n + sizeOf(f), 0), 'every byte read once: nothing lost, nothing twice');
+      assert.equal(state.sessionFiles.size, all.length);
+    } finally {
+      await writer.done();
+      await reader.stop();
       removeHome(home);
     }
   });

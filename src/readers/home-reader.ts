@@ -187,6 +187,8 @@ export interface HomeReaderStats {
   /** Re-checks of recently changed files so far, and how many files the last one looked at. */
   rechecks: number;
   lastRecheckFiles: number;
+  /** Full walks of the home after the start so far: the backstop sweeps, and those a new directory asks for. */
+  sweeps: number;
   /** Liveness probes of pids so far. */
   probes: number;
 }
@@ -255,6 +257,7 @@ export class HomeReader {
   private recheckCursor = 0;
   private recheckCount = 0;
   private lastRecheckFiles = 0;
+  private sweepCount = 0;
   private lastFlushAt = -Infinity;
   /**
    * True from the start until the session list (with the checkpoints read before it) is flushed:
@@ -943,6 +946,7 @@ export class HomeReader {
       periodicWakeUps: this.periodic?.wakeUps ?? 0,
       rechecks: this.recheckCount,
       lastRecheckFiles: this.lastRecheckFiles,
+      sweeps: this.sweepCount,
       probes: this.probeCount,
     };
   }
@@ -1707,6 +1711,7 @@ export class HomeReader {
   /** The backstop: a fresh walk; read what is new, changed or gone since we last looked. */
   private async reconcile(): Promise<void> {
     if (this.stopped) return;
+    this.sweepCount++;
     const walkStart = performance.now();
     const walk = await walkHome(this.home);
     this.walkMs = performance.now() - walkStart;
