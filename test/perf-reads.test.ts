@@ -1,7 +1,7 @@
 /**
  * What the live store reads (docs/PERFORMANCE.md), counted with the read counter: an append costs
  * exactly the appended bytes; a restart from the session cache reads exactly what was appended
- * while it was closed and shows the same facts as a fresh read; a file rewritten behind the cache's
+ * while it was closed (or while it starts) and shows the same facts as a fresh read; a file rewritten behind the cache's
  * back is read again; a state entry far before the tail is found by the background search and
  * remembered. Not timed: every assertion is about bytes and facts.
  */
@@ -30,6 +30,30 @@ function bigSession(home: string, id: string, bytes: number, stateFirst = true):
     size += line.length;
   }
   return writeRootSession(home, { id, cwd: `/work/${id}`, at: T0, lines });
+}
+
+/** A root session whose loop state (nudge count 7) sits 1.5 MB before the end, beyond the head block and the tail window. */
+function farStateSession(home: string, id: string): string {
+  const lines = [assistantEntry(T0 + 2, { content: [{ type: 'text', text: FILLER.repeat(100) }] })];
+  lines.push(customEntry('loop-continuation-state', { armed: false, launch: null, nudgeCount: 7 }, T0 + 3));
+  let size = 0;
+  for (let i = 0; size < 1_500_000; i++) {
+    const line = assistantEntry(T0 + 10 + i, { content: [{ type: 'text', text: FILLER }], stopReason: 'toolUse' });
+    lines.push(line);
+    size += line.length;
+  }
+  return writeRootSession(home, { id, cwd: `/work/${id}`, at: T0, lines });
+}
+
+/** A first start, which finds that state in the background and writes it to the cache. */
+async function rememberFarState(home: string, cacheDir: string, file: string): Promise<void> {
+  const s1 = await open(home, cacheDir, createReadCounter());
+  try {
+    await waitFor(() => s1.getState().sessionFiles.get(file)?.continuation?.nudgeCount === 7, 'the far state entry', 10_000);
+    await s1.background();
+  } finally {
+    await s1.stop();
+  }
 }
 
 async function open(home: string, cacheDir: string, counter: ReadCounter): Promise<LiveStore> {
@@ -132,23 +156,8 @@ test('a file rewritten behind the cache (same header, longer) is read again, not
 test('a state entry far before the tail: found by the background search, remembered for the next start', async () => {
   const home = tempHome('loop-dash-perf-');
   const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
-  // The loop state sits 1.5 MB before the end, beyond the head block and the tail window.
-  const lines = [assistantEntry(T0 + 2, { content: [{ type: 'text', text: FILLER.repeat(100) }] })];
-  lines.push(customEntry('loop-continuation-state', { armed: false, launch: null, nudgeCount: 7 }, T0 + 3));
-  let size = 0;
-  for (let i = 0; size < 1_500_000; i++) {
-    const line = assistantEntry(T0 + 10 + i, { content: [{ type: 'text', text: FILLER }], stopReason: 'toolUse' });
-    lines.push(line);
-    size += line.length;
-  }
-  const file = writeRootSession(home, { id: 'far', cwd: '/work/far', at: T0, lines });
-  const s1 = await open(home, cacheDir, createReadCounter());
-  try {
-    await waitFor(() => s1.getState().sessionFiles.get(file)?.continuation?.nudgeCount === 7, 'the far state entry', 10_000);
-    await s1.background();
-  } finally {
-    await s1.stop();
-  }
+  const file = farStateSession(home, 'far');
+  await rememberFarState(home, cacheDir, file);
   const counter = createReadCounter();
   const s2 = await open(home, cacheDir, counter);
   try {
@@ -156,6 +165,33 @@ test('a state entry far before the tail: found by the background search, remembe
     assert.equal(counter.bytesRead, 0, 'nothing was appended: a warm start reads no content');
   } finally {
     await s2.stop();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
+
+test('a session appended to while a warm start runs, before the cache is loaded, is resumed from the cache: its state entry far before the tail is still shown, and only the appended bytes are read', async () => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  const file = farStateSession(home, 'live-far');
+  await rememberFarState(home, cacheDir, file);
+  // The loop goes on while the dashboard starts: a turn appended the moment the session list is
+  // out, before the cache's session entries are loaded (the start then waits for the first frame).
+  const line = assistantEntry(T0 + 400_000, { stopReason: 'error', errorMessage: 'during the start' });
+  const onStage = (stage: string) => {
+    if (stage === 'listed') appendFileSync(file, line);
+  };
+  const counter = createReadCounter();
+  const warm = createLiveStore([home], { counter, cacheDir, batchMs: 10, reconcileMs: 60_000, onStage });
+  try {
+    await warm.start();
+    const facts = () => warm.getState().sessionFiles.get(file);
+    assert.equal(facts()?.continuation?.nudgeCount, 7, 'the state entry the cache remembers is shown when the start ends (not left to the background search)');
+    await waitFor(() => facts()?.lastAssistant?.errorMessage === 'during the start', 'the append made during the start', 5_000);
+    await waitFor(() => warm.settled(), 'the re-checks after the reads', 5_000);
+    assert.equal(counter.bytesRead, Buffer.byteLength(line), 'only the appended bytes were read');
+  } finally {
+    await warm.stop();
     rmSync(path.dirname(home), { recursive: true, force: true });
     rmSync(cacheDir, { recursive: true, force: true });
   }

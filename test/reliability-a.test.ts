@@ -221,54 +221,69 @@ for (const backend of BACKENDS) {
   // sweep by design: either would rescue an event the watches lost. The dashboard runs with the
   // adaptive sweep, which does not sweep at the end of start-up (each directory is watched before
   // it is listed). This is A5 with the dashboard's settings, the full walk an hour away and no new
-  // directory: every record must arrive with no sweep and no re-check of recent files run.
-  test(`A5 ${tag}, the dashboard's settings: appends and new sessions while the app is starting → nothing lost, with no sweep or re-check run`, CASE, async () => {
-    const home = faultHome();
-    const files = Array.from({ length: 300 }, (_, i) => newSession(home, `a5d-${i}`));
-    const hot = files.slice(0, 20);
-    // New sessions beside listed ones that nothing else writes beside (no other event tells of
-    // their directories).
-    const late = Array.from({ length: 5 }, (_, i) => sessionPath(home, `a5d-late-${i}`, `/work/a5d-${200 + i}`));
-    const { expected, steps } = startUpWrites(hot, late, 'A5d', { mkdir: false });
-    // And two written the moment the session list is out (the `listed` stage): sessions/ walked,
-    // the rest of the start to come. Only a watch set before their directory was listed tells of them.
-    const atListed = [sessionPath(home, 'a5d-listed-0', '/work/a5d-100'), sessionPath(home, 'a5d-listed-1', '/work/a5d-101')];
-    for (const f of atListed) expected.set(f, ['A5d at listed']);
-    const onStage = (stage: string) => {
-      if (stage !== 'listed') return;
-      for (const f of atListed) fs.writeFileSync(f, sessionHeader(path.basename(f), '/w', T0) + wake('A5d at listed'));
-    };
-    const counter = createReadCounter();
-    let state = initialModelState();
-    const reader = new HomeReader({ home, emit: (events) => (state = reduceEvents(state, events)), polling: backend.polling, sweepMs: 3_600_000, counter, onStage });
-    const writer = startWriter(steps);
-    try {
-      const begin = await writer.mark('begin');
-      const startedAt = Date.now();
-      await reader.start();
-      const readyAt = Date.now();
-      const endAt = await writer.mark('end');
-      assert.ok(startedAt < endAt && readyAt > begin, 'the writes overlapped the start-up');
-      const all = [...files, ...late, ...atListed];
-      const backstops = await waitFor(
-        () => {
-          const done = [...expected].every(([f, want]) => shown(state, f).join('|') === want.join('|')) && all.every((f) => state.sessionFiles.get(f)?.size === sizeOf(f));
-          const { rechecks, sweeps } = reader.stats();
-          return done ? { rechecks, sweeps } : null;
-        },
-        () => `every record written during start-up; ${summarise(state)}`,
-        15_000,
-        5,
-      );
-      assert.deepEqual(backstops, { rechecks: 0, sweeps: 0 }, 'every record arrived by a watch (or a poll), before any sweep or re-check of recent files ran');
-      assert.equal(counter.bytesRead, all.reduce((n, f) => n + sizeOf(f), 0), 'every byte read once: nothing lost, nothing twice');
-      assert.equal(state.sessionFiles.size, all.length);
-    } finally {
-      await writer.done();
-      await reader.stop();
-      removeHome(home);
-    }
-  });
+  // directory: every record must arrive with no sweep and no re-check of recent files run. Warm:
+  // the same after a first start wrote the session cache, every byte appended since read once.
+  for (const warm of [false, true]) {
+    test(`A5 ${tag}, the dashboard's settings${warm ? ', a warm start' : ''}: appends and new sessions while the app is starting → nothing lost, with no sweep or re-check run`, CASE, async () => {
+      const home = faultHome();
+      const files = Array.from({ length: 300 }, (_, i) => newSession(home, `a5d-${i}`));
+      const hot = files.slice(0, 20);
+      // New sessions beside listed ones that nothing else writes beside (no other event tells of
+      // their directories).
+      const late = Array.from({ length: 5 }, (_, i) => sessionPath(home, `a5d-late-${i}`, `/work/a5d-${200 + i}`));
+      const { expected, steps } = startUpWrites(hot, late, 'A5d', { mkdir: false });
+      // And two written the moment the session list is out (the `listed` stage): sessions/ walked,
+      // the rest of the start to come. Only a watch set before their directory was listed tells of them.
+      const atListed = [sessionPath(home, 'a5d-listed-0', '/work/a5d-100'), sessionPath(home, 'a5d-listed-1', '/work/a5d-101')];
+      for (const f of atListed) expected.set(f, ['A5d at listed']);
+      const onStage = (stage: string) => {
+        if (stage !== 'listed') return;
+        for (const f of atListed) fs.writeFileSync(f, sessionHeader(path.basename(f), '/w', T0) + wake('A5d at listed'));
+      };
+      // Warm: a first start has written the session cache, so this one reads only what was
+      // appended since (each session file's cache entry is checked against the walk's stat).
+      const cacheDir = warm ? fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-a5-cache-')) : null;
+      const cachedSizes = new Map<string, number>();
+      if (cacheDir) {
+        const first = new HomeReader({ home, emit: () => undefined, polling: backend.polling, sweepMs: 3_600_000, cacheDir });
+        await first.start();
+        await first.background();
+        await first.stop();
+        for (const f of files) cachedSizes.set(f, sizeOf(f));
+      }
+      const counter = createReadCounter();
+      let state = initialModelState();
+      const reader = new HomeReader({ home, emit: (events) => (state = reduceEvents(state, events)), polling: backend.polling, sweepMs: 3_600_000, counter, onStage, cacheDir });
+      const writer = startWriter(steps);
+      try {
+        const begin = await writer.mark('begin');
+        const startedAt = Date.now();
+        await reader.start();
+        const readyAt = Date.now();
+        const endAt = await writer.mark('end');
+        assert.ok(startedAt < endAt && readyAt > begin, 'the writes overlapped the start-up');
+        const all = [...files, ...late, ...atListed];
+        const backstops = await waitFor(
+          () => {
+            const done = [...expected].every(([f, want]) => shown(state, f).join('|') === want.join('|')) && all.every((f) => state.sessionFiles.get(f)?.size === sizeOf(f));
+            const { rechecks, sweeps } = reader.stats();
+            return done ? { rechecks, sweeps } : null;
+          },
+          () => `every record written during start-up; ${summarise(state)}`,
+          15_000,
+          5,
+        );
+        assert.deepEqual(backstops, { rechecks: 0, sweeps: 0 }, 'every record arrived by a watch (or a poll), before any sweep or re-check of recent files ran');
+        assert.equal(counter.bytesRead, all.reduce((n, f) => n + sizeOf(f) - (cachedSizes.get(f) ?? 0), 0), `every byte ${warm ? 'appended since the first start ' : ''}read once: nothing lost, nothing twice`);
+        assert.equal(state.sessionFiles.size, all.length);
+      } finally {
+        await writer.done();
+        await reader.stop();
+        removeHome(home);
+        if (cacheDir) fs.rmSync(cacheDir, { recursive: true, force: true });
+      }
+    });
+  }
 
   test(`A6 ${tag}: writer killed mid-line, no newline past the grace period → "last line incomplete since hh:mm:ss" (a warning), nothing dropped`, CASE, async () => {
     const home = faultHome();

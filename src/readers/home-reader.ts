@@ -258,6 +258,15 @@ export class HomeReader {
   private recheckCount = 0;
   private lastRecheckFiles = 0;
   private sweepCount = 0;
+  /**
+   * Hints for session files whose readers have not read yet, held from the cache's opening until
+   * the start has offered the readers the cache's entries (null: not holding). Read before, such a
+   * file is read afresh — its head and tail window — and the cache's entry, offered after, is
+   * refused: its bytes are read again, and what the cache remembers from before the tail window
+   * (state entries far from the end) is gone until the background search finds it again. On a warm
+   * start beside running loops, those are the sessions being appended to.
+   */
+  private heldForCache: Set<string> | null = null;
   private lastFlushAt = -Infinity;
   /**
    * True from the start until the session list (with the checkpoints read before it) is flushed:
@@ -371,8 +380,26 @@ export class HomeReader {
     try {
       await this.startReads(opts);
     } finally {
+      this.releaseHeldHints();
       this.releaseList();
     }
+  }
+
+  /** Whether a hint for the session `file` waits for the cache's entries (see {@link heldForCache}). */
+  private holdsForCache(file: string): boolean {
+    const held = this.heldForCache;
+    if (held === null || this.sessions.get(file)?.begun) return false;
+    held.add(file);
+    return true;
+  }
+
+  /** Ends the hold on session hints (see {@link heldForCache}): the files held are read now. */
+  private releaseHeldHints(): void {
+    const held = this.heldForCache;
+    if (held === null) return;
+    this.heldForCache = null;
+    for (const file of held) if (!this.dirty.has(file)) this.dirty.set(file, true);
+    if (held.size > 0) void this.drain();
   }
 
   /** Ends the hold on batches (see {@link holdingList}): what was held goes out now. */
@@ -394,6 +421,7 @@ export class HomeReader {
       // checkpoints' records (~1 MB of a big home's ~8 MB).
       this.cache = await SessionCache.open<CacheEntry>(this.opts.cacheDir, this.home, CACHE_WRITER, this.compactCacheEntry, isFrontEntry, isBundleEntry);
       this.cache.onChange = this.onCacheChange;
+      this.heldForCache = new Set();
     }
     // Directories unchanged since the cache recorded them are not read (dir-listings.ts), and the
     // incidents in them are the cache's (takeIncidentDir, knownIncidentStats) — both trust a
@@ -493,6 +521,7 @@ export class HomeReader {
         if (this.slices.due()) await this.slices.pause();
       }
       await prime(remembered, this.slices);
+      this.releaseHeldHints();
     }
     live ??= await more(LIVE_ROOTS);
     const checkpoints = checkpointsOf(live).filter((f) => !drawn.has(f.file));
@@ -1091,6 +1120,7 @@ export class HomeReader {
         this.dirty.clear();
         for (const [file] of batch) {
           const kind = this.kindOf(file);
+          if (kind === 'session' && this.holdsForCache(file)) continue;
           if (kind) await this.readOne(file, kind);
           else await this.maybeDirectory(file);
         }

@@ -512,6 +512,11 @@ export class SessionFileReader {
    * Facts to show before the file is read (the session list of a start-up): what an earlier run
    * remembered, else what the path and the walk's size and mtime say. No I/O.
    */
+  /** Whether the file has been opened (from the cache or read): a cache entry offered now is refused. */
+  get begun(): boolean {
+    return this.tailer !== null;
+  }
+
   /**
    * The cache's entry for this file, when it came after the reader was made (a start lists the
    * sessions before it loads the cache). Ignored once the file has been read or an entry adopted.
