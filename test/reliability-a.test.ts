@@ -223,8 +223,14 @@ for (const backend of BACKENDS) {
   // it is listed). This is A5 with the dashboard's settings, the full walk an hour away and no new
   // directory: every record must arrive with no sweep and no re-check of recent files run. Warm:
   // the same after a first start wrote the session cache, every byte appended since read once.
-  for (const warm of [false, true]) {
-    test(`A5 ${tag}, the dashboard's settings${warm ? ', a warm start' : ''}: appends and new sessions while the app is starting → nothing lost, with no sweep or re-check run`, CASE, async () => {
+  // On two threads: the session files shared with the start's worker thread (read-claims.ts), as a
+  // cold start of a home of 1 000 files or more shares them.
+  for (const { warm, workerMinFiles, label } of [
+    { warm: false, workerMinFiles: undefined, label: '' },
+    { warm: true, workerMinFiles: undefined, label: ', a warm start' },
+    { warm: false, workerMinFiles: 100, label: ', a cold start on two threads' },
+  ]) {
+    test(`A5 ${tag}, the dashboard's settings${label}: appends and new sessions while the app is starting → nothing lost, with no sweep or re-check run`, CASE, async () => {
       const home = faultHome();
       const files = Array.from({ length: 300 }, (_, i) => newSession(home, `a5d-${i}`));
       const hot = files.slice(0, 20);
@@ -236,7 +242,9 @@ for (const backend of BACKENDS) {
       // the rest of the start to come. Only a watch set before their directory was listed tells of them.
       const atListed = [sessionPath(home, 'a5d-listed-0', '/work/a5d-100'), sessionPath(home, 'a5d-listed-1', '/work/a5d-101')];
       for (const f of atListed) expected.set(f, ['A5d at listed']);
+      const stages: string[] = [];
       const onStage = (stage: string) => {
+        stages.push(stage);
         if (stage !== 'listed') return;
         for (const f of atListed) fs.writeFileSync(f, sessionHeader(path.basename(f), '/w', T0) + wake('A5d at listed'));
       };
@@ -253,7 +261,7 @@ for (const backend of BACKENDS) {
       }
       const counter = createReadCounter();
       let state = initialModelState();
-      const reader = new HomeReader({ home, emit: (events) => (state = reduceEvents(state, events)), polling: backend.polling, sweepMs: 3_600_000, counter, onStage, cacheDir });
+      const reader = new HomeReader({ home, emit: (events) => (state = reduceEvents(state, events)), polling: backend.polling, sweepMs: 3_600_000, counter, onStage, cacheDir, workerMinFiles });
       const writer = startWriter(steps);
       try {
         const begin = await writer.mark('begin');
@@ -276,6 +284,7 @@ for (const backend of BACKENDS) {
         assert.deepEqual(backstops, { rechecks: 0, sweeps: 0 }, 'every record arrived by a watch (or a poll), before any sweep or re-check of recent files ran');
         assert.equal(counter.bytesRead, all.reduce((n, f) => n + sizeOf(f) - (cachedSizes.get(f) ?? 0), 0), `every byte ${warm ? 'appended since the first start ' : ''}read once: nothing lost, nothing twice`);
         assert.equal(state.sessionFiles.size, all.length);
+        assert.equal(stages.includes('worker'), workerMinFiles !== undefined, `the start's worker thread ran exactly when asked for (stages: ${stages.join(', ')})`);
       } finally {
         await writer.done();
         await reader.stop();
