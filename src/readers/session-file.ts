@@ -508,10 +508,6 @@ export class SessionFileReader {
     );
   }
 
-  /**
-   * Facts to show before the file is read (the session list of a start-up): what an earlier run
-   * remembered, else what the path and the walk's size and mtime say. No I/O.
-   */
   /** Whether the file has been opened (from the cache or read): a cache entry offered now is refused. */
   get begun(): boolean {
     return this.tailer !== null;
@@ -525,6 +521,10 @@ export class SessionFileReader {
     if (this.tailer === null && this.adopted === null) this.cached = c;
   }
 
+  /**
+   * Facts to show before the file is read (the session list of a start-up): what an earlier run
+   * remembered, else what the path and the walk's size and mtime say. No I/O.
+   */
   prime(size: number, mtimeMs: number): SessionFileFacts {
     if (this.tailer === null && this.adopted === null) {
       if (this.cached?.v === 2) this.adopt(this.cached);
