@@ -1,9 +1,9 @@
 /**
  * What the live store reads (docs/PERFORMANCE.md), counted with the read counter: an append costs
  * exactly the appended bytes; a restart from the session cache reads exactly what was appended
- * while it was closed (or while it starts) and shows the same facts as a fresh read; a file rewritten behind the cache's
- * back is read again; a state entry far before the tail is found by the background search and
- * remembered. Not timed: every assertion is about bytes and facts.
+ * while it was closed (or while it starts) and shows the same facts as a fresh read; a file
+ * rewritten behind the cache's back is read again; a state entry far before the tail is found by
+ * the background search and remembered. Not timed: every assertion is about bytes and facts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
