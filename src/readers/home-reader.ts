@@ -1126,9 +1126,10 @@ export class HomeReader {
         }
         this.scheduleFlush();
         // Re-check once a little later: a write can land between our read and the event that signals it.
+        // (Not a file held for the cache's entries: it was not read, and is read once they are offered.)
         const again = batch.filter(([f, recheck]) => {
           const k = this.known.get(f)?.kind;
-          return recheck && (k === 'session' || k === 'state-log' || k === 'journal' || k === 'checkpoint');
+          return recheck && (k === 'session' || k === 'state-log' || k === 'journal' || k === 'checkpoint') && !this.heldForCache?.has(f);
         });
         if (again.length) {
           this.pendingRechecks++;
