@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,10 +15,15 @@ import type { Key } from 'ink';
 import { actionPort } from '../src/app/run-dashboard.js';
 import { createLiveStore } from '../src/app/live-store.js';
 import { homePaths } from '../src/contract/paths.js';
-import { buildSnapshot, type SessionView } from '../src/model/snapshot.js';
+import { generateHome } from '../src/demo/generate.js';
+import { initialModelState, reduceEvents } from '../src/model/reducer.js';
+import { buildSnapshot, createSnapshotCache, hasRunningClock, type SessionView } from '../src/model/snapshot.js';
+import { statusJson } from '../src/model/status-json.js';
+import { loadHomeOnce } from '../src/readers/home-reader.js';
+import { processStartIdentity } from '../src/readers/process-probe.js';
 import { mergeRemote } from '../src/remote/merge-remote.js';
-import { createRemoteFeeds, fetchStatusDoc, statusUrl } from '../src/remote/remote-feeds.js';
-import { parseStatusDoc } from '../src/remote/status-doc.js';
+import { createRemoteFeeds, fetchStatusDoc, statusUrl, type RemoteFeedState } from '../src/remote/remote-feeds.js';
+import { parseStatusDoc, type RemoteStatusDoc } from '../src/remote/status-doc.js';
 import { startServe } from '../src/serve/serve-command.js';
 import { readKeypress } from '../src/views/keymap.js';
 import { lineText } from '../src/views/line.js';
@@ -203,4 +208,63 @@ test('loop-dash --remote URL with stdout not a terminal prints local and remote 
   } finally {
     await serve.stop();
   }
+});
+
+test('a fetched document is turned into rows and incidents once: later frames re-time the rows with running clocks and share everything else', async (t) => {
+  // The other machine's document, as its `serve` answers it (statusJson of its snapshot).
+  // Its live requests belong to this test's process (so their countdowns run), on the real clock.
+  const NOW = Math.floor(Date.now() / 1000) * 1000;
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-remote-memo-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const m = await generateHome(path.join(base, 'home'), { now: NOW, host: 'studio', livePid: process.pid, livePidStart: processStartIdentity(process.pid), deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
+  const served = buildSnapshot(reduceEvents(initialModelState(), await loadHomeOnce(m.home, { now: () => NOW, host: 'studio' })), NOW, { host: 'studio' });
+  const parsed = parseStatusDoc(JSON.parse(JSON.stringify(statusJson(served))));
+  assert.ok('doc' in parsed, 'the document parses');
+  assert.ok(parsed.doc.incidents.length > 0 && parsed.doc.roots.length > 0, 'it has rows and incidents');
+  const url = 'http://studio.invalid:9464/api/status';
+  const feedOf = (doc: RemoteStatusDoc, fetchedAt: number): RemoteFeedState => ({ url, doc, fetchedAt, error: null, errorAt: null, skewMs: null });
+  const feed = feedOf(parsed.doc, NOW + 500);
+
+  // This machine's own rows: an empty home, its snapshot re-timed from one cache as the dashboard's is.
+  const cache = createSnapshotCache();
+  const localState = initialModelState();
+  const frame = (now: number, f: RemoteFeedState = feed) => mergeRemote(buildSnapshot(localState, now, { host: HOST, cache }), [f], now);
+  /** The same frame built from a copy of the document: nothing remembered from an earlier frame. */
+  const fresh = (now: number, f: RemoteFeedState = feed) => mergeRemote(buildSnapshot(localState, now, { host: HOST }), [{ ...f, doc: structuredClone(f.doc) }], now);
+
+  const frames = [1_000, 2_000, 3_000, 9_000].map((dt) => ({ now: NOW + dt, snap: frame(NOW + dt) }));
+  for (const { now, snap } of frames) {
+    const want = fresh(now);
+    assert.deepEqual(snap.roots, want.roots, `the rows at +${now - NOW} ms are those of a document read afresh`);
+    assert.deepEqual(snap.incidents, want.incidents, `and the incidents at +${now - NOW} ms`);
+    assert.deepEqual(snap.remotes, want.remotes);
+  }
+  const rows = (s: (typeof frames)[number]['snap']) => flat(s.roots);
+  const running = rows(frames[0]!.snap).filter(hasRunningClock);
+  const still = rows(frames[0]!.snap).filter((r) => !hasRunningClock(r));
+  assert.ok(running.length > 0 && still.length > 0, `rows of both kinds (${running.length} with a running clock, ${still.length} without)`);
+  for (let i = 1; i < frames.length; i++) {
+    const before = new Map(rows(frames[i - 1]!.snap).map((r) => [r.session, r]));
+    for (const r of rows(frames[i]!.snap)) {
+      const was = before.get(r.session)!;
+      if (hasRunningClock(r)) {
+        assert.notEqual(r, was, `${r.name}: re-timed, a new row`);
+        for (const d of [r.clocks.inactivity, r.clocks.absolute, r.clocks.episode, r.clocks.nextRetry, r.clocks.nextResume]) if (d) assert.equal(d.remainingMs, d.at - frames[i]!.now, `${r.name}: counted down to this frame`);
+      } else assert.equal(r, was, `${r.name}: no running clock, the same row object`);
+    }
+    assert.equal(frames[i]!.snap.incidents, frames[i - 1]!.snap.incidents, 'the merged incident list is the same array');
+  }
+
+  // The feed goes stale (over three intervals, 15 s, after the fetch): rows built again, marked so.
+  const staleAt = NOW + 16_000;
+  const stale = frame(staleAt);
+  assert.ok(rows(stale).every((r) => r.source.stale), 'every remote row marked stale');
+  assert.deepEqual(stale.roots, fresh(staleAt).roots);
+  // A new fetch (a new document, a later fetchedAt): new rows, and its incidents.
+  const refetched = feedOf(structuredClone(parsed.doc), NOW + 20_000);
+  const next = frame(NOW + 20_500, refetched);
+  assert.deepEqual(next.roots, fresh(NOW + 20_500, refetched).roots);
+  assert.ok(rows(next).every((r) => !r.source.stale && r.remote?.fetchedAt === NOW + 20_000), 'the rows of the new document');
+  assert.notEqual(next.incidents, stale.incidents, 'the incidents of the new document');
+  assert.deepEqual(next.incidents, fresh(NOW + 20_500, refetched).incidents);
 });

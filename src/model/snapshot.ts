@@ -678,8 +678,12 @@ function retimeSnapshot(snap: Snapshot, now: number): Snapshot {
   return { ...snap, now, roots };
 }
 
-/** A root and its lanes at `now`; the same root, marked still, when none of them has a running clock. */
-function retimeRoot(root: SessionView, now: number): SessionView {
+/**
+ * A root and its lanes at `now`; the same root, marked still, when none of them has a running
+ * clock. Also for the rows of a `--remote` feed, built once per fetched document
+ * (remote/merge-remote.ts).
+ */
+export function retimeRoot(root: SessionView, now: number): SessionView {
   let lanes: SessionView[] | null = null;
   for (let i = 0; i < root.lanes.length; i++) {
     const was = root.lanes[i]!;

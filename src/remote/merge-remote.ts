@@ -4,10 +4,11 @@
  * header. A session read both locally and remotely is shown once, as the local row (fresher, and
  * the one owner actions can reach).
  */
-import type { RemoteFeedStatus, RemoteOrigin, Snapshot } from '../model/snapshot.js';
+import type { IncidentRecord } from '../model/types.js';
+import { retimeRoot, type RemoteFeedStatus, type RemoteOrigin, type SessionView, type Snapshot } from '../model/snapshot.js';
 import type { RemoteFeedState } from './remote-feeds.js';
 import { createRemoteFeeds, REMOTE_INTERVAL_MS } from './remote-feeds.js';
-import { remoteIncidents, remoteViews } from './status-doc.js';
+import { remoteIncidents, remoteViews, type RemoteStatusDoc } from './status-doc.js';
 
 export interface MergeOptions {
   /** Rows older than this are stale (default three refresh intervals). */
@@ -24,6 +25,51 @@ export function feedHost(feed: Pick<RemoteFeedState, 'url' | 'doc'>): string {
   }
 }
 
+/**
+ * What a fetched document gives every frame until the next fetch: its rows, built once and
+ * re-timed per frame (only those with a running clock are copied), and its incidents. The
+ * dashboard merges at every frame (each second while a countdown runs); building the rows and
+ * incidents of a big home's document afresh each time (212 roots, 1 000 lanes and 5 014
+ * incidents) kept ~15 % of a core busy with nothing changing (docs/PERFORMANCE.md).
+ */
+interface DocMemo {
+  url: string;
+  host: string;
+  fetchedAt: number;
+  stale: boolean;
+  /** The rows as built, or as last re-timed (each frame starts from the last frame's). */
+  roots: SessionView[];
+  incidents: readonly IncidentRecord[];
+}
+const docMemos = new WeakMap<RemoteStatusDoc, DocMemo>();
+
+function docRows(doc: RemoteStatusDoc, origin: RemoteOrigin, now: number, stale: boolean): DocMemo {
+  const m = docMemos.get(doc);
+  if (m && m.url === origin.url && m.host === origin.host && m.fetchedAt === origin.fetchedAt && m.stale === stale) {
+    for (let i = 0; i < m.roots.length; i++) m.roots[i] = retimeRoot(m.roots[i]!, now);
+    return m;
+  }
+  const fresh: DocMemo = { url: origin.url, host: origin.host, fetchedAt: origin.fetchedAt, stale, roots: remoteViews(doc, origin, now, stale), incidents: m && m.url === origin.url && m.host === origin.host ? m.incidents : remoteIncidents(doc, origin) };
+  docMemos.set(doc, fresh);
+  return fresh;
+}
+
+/**
+ * The last merged incident list, kept while the local list and every feed's are the same arrays:
+ * a frame then neither copies nor sorts them again.
+ */
+let lastIncidents: { local: readonly IncidentRecord[]; remote: (readonly IncidentRecord[])[]; merged: IncidentRecord[] } | null = null;
+
+function mergedIncidents(local: readonly IncidentRecord[], remote: (readonly IncidentRecord[])[]): IncidentRecord[] {
+  const last = lastIncidents;
+  if (last && last.local === local && last.remote.length === remote.length && last.remote.every((r, i) => r === remote[i])) return last.merged;
+  const merged = [...local];
+  for (const r of remote) merged.push(...r);
+  merged.sort((a, b) => (b.at ?? 0) - (a.at ?? 0) || a.file.localeCompare(b.file));
+  lastIncidents = { local, remote, merged };
+  return merged;
+}
+
 export function mergeRemote(snap: Snapshot, feeds: readonly RemoteFeedState[], now: number, opts: MergeOptions = {}): Snapshot {
   if (feeds.length === 0) return snap;
   const staleAfter = opts.staleAfterMs ?? 3 * REMOTE_INTERVAL_MS;
@@ -33,7 +79,7 @@ export function mergeRemote(snap: Snapshot, feeds: readonly RemoteFeedState[], n
     for (const l of r.lanes) known.add(l.session);
   }
   const roots = [...snap.roots];
-  const incidents = [...snap.incidents];
+  const remoteIncidentLists: (readonly IncidentRecord[])[] = [];
   const remotes: RemoteFeedStatus[] = [];
   for (const feed of feeds) {
     const host = feedHost(feed);
@@ -42,8 +88,8 @@ export function mergeRemote(snap: Snapshot, feeds: readonly RemoteFeedState[], n
     let shown = 0;
     let hidden = 0;
     if (feed.doc && feed.fetchedAt !== null) {
-      const origin: RemoteOrigin = { url: feed.url, host, fetchedAt: feed.fetchedAt };
-      for (const root of remoteViews(feed.doc, origin, now, stale)) {
+      const memo = docRows(feed.doc, { url: feed.url, host, fetchedAt: feed.fetchedAt }, now, stale);
+      for (const root of memo.roots) {
         if (known.has(root.session) || root.lanes.some((l) => known.has(l.session))) {
           hidden++;
           continue;
@@ -53,12 +99,11 @@ export function mergeRemote(snap: Snapshot, feeds: readonly RemoteFeedState[], n
         roots.push(root);
         shown++;
       }
-      incidents.push(...remoteIncidents(feed.doc, origin));
+      remoteIncidentLists.push(memo.incidents);
     }
     remotes.push({ url: feed.url, host, fetchedAt: feed.fetchedAt, stale, error: failedSince ? feed.error : null, roots: shown, hidden, skewMs: feed.skewMs });
   }
-  incidents.sort((a, b) => (b.at ?? 0) - (a.at ?? 0) || a.file.localeCompare(b.file));
-  return { ...snap, roots, incidents, remotes };
+  return { ...snap, roots, incidents: mergedIncidents(snap.incidents, remoteIncidentLists), remotes };
 }
 
 /** Fetches every feed once (for the plain table when stdout is not a terminal). */
