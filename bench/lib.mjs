@@ -24,6 +24,17 @@ export async function waitFor(fn, what, timeoutMs = 30_000, everyMs = 5) {
   }
 }
 
+/** {@link waitFor} for an `fn` that returns a promise: each answer awaited before the next poll. */
+export async function waitForAsync(fn, what, timeoutMs = 30_000, everyMs = 5) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
 // ---- statistics -----------------------------------------------------------------------------
 
 export function quantile(values, q) {

@@ -2,7 +2,7 @@
 /**
  * `npm run bench`: how loop-dash behaves on a big pi home, measured side by side in one run.
  *
- *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only floor,start,keys,live,scale]
+ *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only floor,start,keys,live,scale,remote]
  *
  * --quick (or CI=true): fewer runs, a smaller big home, 10 s idle windows. --10g: also generate a
  * 10 GB home (disk permitting) and compare peak RSS. Figures are medians (and p50/p99 for
@@ -38,6 +38,7 @@ import {
   startFrames,
   startSleeper,
   waitFor,
+  waitForAsync,
 } from './lib.mjs';
 
 const argv = process.argv.slice(2);
@@ -107,6 +108,66 @@ function pressureOver(section) {
 /** Before a cold start (the code cache stays: clearHomeCaches). */
 function clearAppCache() {
   clearHomeCaches(path.join(appCache, 'loop-dash'));
+}
+
+// ---- remote -----------------------------------------------------------------------------------
+
+/**
+ * `--remote`: each home served by a `loop-dash serve` of its own (warm, left running); per round a
+ * dashboard with an empty home of its own and `--remote <that serve>`, exec → the first frame
+ * showing as many roots as the home has (its own rows and those fetched). Then, on the big home's
+ * serve, one dashboard left attached: its idle CPU and the server's, nothing changing but the
+ * countdowns and the fetch every 5 s.
+ */
+async function remoteSection(homes) {
+  const out = {};
+  const servers = [];
+  const empty = path.join(scratch, 'remote-empty-home');
+  fs.mkdirSync(empty, { recursive: true });
+  try {
+    for (const h of homes) {
+      const child = spawn(process.execPath, [...binNodeFlags(), path.join(repo, 'bin', 'loop-dash.js'), 'serve', '--home', h.home, '--listen', '127.0.0.1:0'], { env: { ...process.env, ...appEnv }, stdio: ['ignore', 'pipe', 'ignore'] });
+      servers.push(child);
+      let said = '';
+      child.stdout.on('data', (b) => (said += b.toString('utf8')));
+      const base = await waitFor(() => /listening on (http:\/\/[^\s]+)/.exec(said)?.[1], `${h.name}: serve listening`, 60_000, 20);
+      // Ready (`/healthz` 200) once it has read the home; its document then has every root.
+      await waitForAsync(async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok, `${h.name}: serve ready`, 120_000, 100);
+      const body = await (await fetch(`${base}/api/status`)).text();
+      const doc = JSON.parse(body);
+      out[h.name] = { url: base, roots: doc.roots.length, docBytes: Buffer.byteLength(body), attach: [], server: child };
+    }
+    const attachEnv = { XDG_CACHE_HOME: path.join(scratch, 'remote-cache'), XDG_STATE_HOME: path.join(scratch, 'remote-state') };
+    for (let r = 0; r <= RUNS; r++) {
+      for (const h of r % 2 ? [...homes].reverse() : homes) {
+        const o = out[h.name];
+        const app = startApp({ home: empty, args: ['--remote', o.url], env: attachEnv, marksFile: path.join(scratch, `remote-${h.name}-marks.jsonl`) });
+        try {
+          const shown = await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.r >= o.roots), `${h.name}: every remote root shown`, 60_000, 5);
+          if (r > 0) o.attach.push(shown.t - app.t0);
+        } finally {
+          await app.quit();
+        }
+      }
+    }
+    const o = out.big;
+    const app = startApp({ home: empty, args: ['--remote', o.url], env: attachEnv, marksFile: path.join(scratch, 'remote-idle-marks.jsonl') });
+    try {
+      await waitFor(() => firstMark(app.marks(), (m) => m.ev === 'frame' && m.r >= o.roots), 'big: every remote root shown', 60_000, 5);
+      await sleep(10_000);
+      const s0 = procCpuMs(o.server.pid);
+      const t0 = now();
+      o.idleDashboard = await cpuOver(app.pid(), IDLE_S);
+      o.idleServer = ((procCpuMs(o.server.pid) - s0) / (now() - t0)) * 100;
+      log(`  idle with a remote feed of the big home: dashboard ${o.idleDashboard.toFixed(2)} %, serve ${o.idleServer.toFixed(2)} %`);
+    } finally {
+      await app.quit();
+    }
+  } finally {
+    for (const child of servers) child.kill();
+  }
+  for (const h of homes) delete out[h.name].server;
+  return out;
 }
 
 // ---- floor ------------------------------------------------------------------------------------
@@ -865,6 +926,22 @@ async function main() {
       const wideLat = ws.flatMap((r) => r.keyLat);
       row('scale', `warm start of the wide home: first list frame / populated, medians of ${ws.length}`, `${median(ws.map((r) => r.firstList)).toFixed(0)} / ${median(ws.map((r) => r.populated)).toFixed(0)}`, 'ms');
       row('scale', `  keypress → frame during it p50 / p99 (n=${wideLat.length}; not one of the issue's figures)`, `${quantile(wideLat, 0.5).toFixed(1)} / ${quantile(wideLat, 0.99).toFixed(1)}`, 'ms');
+      pressure();
+    }
+
+    if (want('remote')) {
+      const pressure = pressureOver('remote');
+      log('remote: each home served by `loop-dash serve`, a dashboard attached with --remote');
+      const rm = await remoteSection([
+        { name: 'big', home: big.home },
+        { name: 'small', home: small.home },
+      ]);
+      results.remote = rm;
+      row('remote', `exec → every root shown, a dashboard with an empty home and --remote on the home's serve, big / 10 MB (medians of ${RUNS})`, `${median(rm.big.attach).toFixed(0)} / ${median(rm.small.attach).toFixed(0)}`, 'ms');
+      row('remote', '  big ÷ 10 MB, paired (not one of the issue\'s figures: what a start attached to a resident process reads)', median(rm.big.attach.map((b, i) => b / rm.small.attach[i])), '×');
+      row('remote', 'the status document the dashboard fetches every 5 s, big / 10 MB', `${(rm.big.docBytes / MB).toFixed(2)} / ${(rm.small.docBytes / MB).toFixed(2)}`, 'MB');
+      row('remote', `idle CPU over ${IDLE_S} s, the dashboard attached to the big home's serve (the issue's idle target is a local home's)`, rm.big.idleDashboard, '%');
+      row('remote', '  the serving process meanwhile', rm.big.idleServer, '%');
       pressure();
     }
 
