@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -33,6 +33,7 @@ import { treeRows } from '../src/views/session-rows.js';
 import { initialViewState, viewReducer, type KeyContext, type ViewState } from '../src/views/view-state.js';
 import { distinctHome } from './support/distinct-home.js';
 import { freeLoopbackPort } from './support/prometheus.js';
+import { waitFor } from './support/wait-for.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
@@ -267,4 +268,71 @@ test('a fetched document is turned into rows and incidents once: later frames re
   assert.ok(rows(next).every((r) => !r.source.stale && r.remote?.fetchedAt === NOW + 20_000), 'the rows of the new document');
   assert.notEqual(next.incidents, stale.incidents, 'the incidents of the new document');
   assert.deepEqual(next.incidents, fresh(NOW + 20_500, refetched).incidents);
+});
+
+test('the status document carries an entity tag: a client holding it is answered 304 until something but the countdowns changes, and keeps its document meanwhile', async () => {
+  const now = Date.now();
+  const studio = await distinctHome('studio-etag', now);
+  const serve = await startServe({ homes: [studio.home], listen: { host: '127.0.0.1', port: 0 }, version: 't', defaultMetrics: false });
+  try {
+    await serve.ready;
+    const u = statusUrl(serve.url);
+    assert.ok('url' in u);
+    // Once the served store is idle. A row's stable window may still end between two requests
+    // (a retry falling due changes its state: a new snapshot, a new tag), so each check below
+    // takes the first of a few tries in which nothing moved.
+    await serve.store.background();
+    await waitFor(() => serve.store.settled(), 'the served store settled');
+    // The server: a tag with the document, 304 without a body for that tag, 200 for another.
+    const { first, tag, again } = await waitFor(async () => {
+      const first = await fetch(u.url);
+      const tag = first.headers.get('etag');
+      const again = await fetch(u.url, { headers: { 'if-none-match': tag ?? '' } });
+      return again.status === 304 ? { first, tag, again } : null;
+    }, 'a request with the tag just received answered 304');
+    assert.equal(first.status, 200);
+    assert.match(tag ?? '', /^"[^"]+"$/, 'a quoted entity tag');
+    const firstDoc = (await first.json()) as { now: string };
+    assert.equal(await again.text(), '', 'no body');
+    assert.equal(again.headers.get('etag'), tag);
+    const other = await fetch(u.url, { headers: { 'if-none-match': '"not-this-one"' } });
+    assert.equal(other.status, 200, 'another tag: the document');
+    assert.ok(Date.parse(((await other.json()) as { now: string }).now) >= Date.parse(firstDoc.now));
+    await waitFor(async () => {
+      const t = (await fetch(u.url)).headers.get('etag');
+      return (await fetch(u.url, { headers: { 'if-none-match': `W/${t}, "other"` } })).status === 304;
+    }, 'a list, and a weak tag, understood');
+
+    // The client: the document kept (the same object) while the server answers 304, as of the
+    // latest answer; a change on the served home brings a new document and tag.
+    let clock = Date.now();
+    const feeds = createRemoteFeeds([u.url], { clock: () => clock });
+    const { held, kept } = await waitFor(async () => {
+      await feeds.refresh();
+      const held = feeds.get()[0]!;
+      clock += 5_000;
+      await feeds.refresh();
+      const kept = feeds.get()[0]!;
+      return kept.fetchedAt === clock && kept.doc === held.doc ? { held, kept } : null;
+    }, 'a refresh answered 304');
+    assert.ok(held.doc && held.etag, 'a document and its tag');
+    assert.equal(kept.etag, held.etag);
+    assert.equal(kept.error, null);
+
+    const target = studio.sessions.find((s) => s.checkpoint && s.name === 'docs-sweep')!;
+    const cp = JSON.parse(readFileSync(target.checkpoint!, 'utf8')) as { model: string };
+    assert.notEqual(cp.model, 'openai/gpt-test-9');
+    writeFileSync(target.checkpoint!, JSON.stringify({ ...cp, model: 'openai/gpt-test-9' }, null, 2));
+    const changed = await waitFor(async () => {
+      clock += 1_000;
+      await feeds.refresh();
+      const f = feeds.get()[0]!;
+      return f.doc !== held.doc ? f : null;
+    }, 'a new document after the served home changed', 10_000, 50);
+    assert.notEqual(changed.etag, held.etag, 'a new tag');
+    assert.equal(changed.doc!.roots.find((r) => r.session === target.session)?.model, 'openai/gpt-test-9', 'the change is in it');
+    feeds.stop();
+  } finally {
+    await serve.stop();
+  }
 });

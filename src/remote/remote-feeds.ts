@@ -24,6 +24,12 @@ export interface RemoteFeedState {
   errorAt: number | null;
   /** The remote clock minus ours, when the difference is larger than the fetch can explain. */
   skewMs: number | null;
+  /**
+   * The server's entity tag for `doc` (its `ETag`), sent back as `If-None-Match`: a `304` means
+   * nothing changed but what is counted from `now`, and the document is kept (fetched again, as
+   * of that answer). Absent when the server sent none.
+   */
+  etag?: string | null;
 }
 
 /** The feeds, as a store the dashboard subscribes to. */
@@ -67,13 +73,14 @@ function describeError(err: unknown): string {
  * One GET without keep-alive (a one-shot `loop-dash --remote … | cat` must not wait for an idle
  * socket to close) and without following redirects: only the URL given is fetched.
  */
-async function httpGet(url: string, opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal }): Promise<{ status: number; body: string }> {
+async function httpGet(url: string, opts: { timeoutMs: number; maxBytes: number; signal?: AbortSignal; etag?: string | null }): Promise<{ status: number; body: string; etag: string | null }> {
   const u = new URL(url);
   // Loaded on the first fetch, not with the CLI: node:https (with http, tls and net) is ~10 ms of
   // every start's module loading, and most dashboards never fetch a remote feed.
   const { get } = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
-    const req = get(u, { agent: false, headers: { accept: 'application/json' }, ...(opts.signal ? { signal: opts.signal } : {}) }, (res) => {
+    const headers: Record<string, string> = { accept: 'application/json', ...(opts.etag ? { 'if-none-match': opts.etag } : {}) };
+    const req = get(u, { agent: false, headers, ...(opts.signal ? { signal: opts.signal } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -84,7 +91,8 @@ async function httpGet(url: string, opts: { timeoutMs: number; maxBytes: number;
         }
         chunks.push(c);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      const tag = res.headers.etag;
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), etag: typeof tag === 'string' && tag !== '' ? tag : null }));
       res.on('error', reject);
     });
     req.setTimeout(opts.timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${Math.round(opts.timeoutMs / 100) / 10} s`), { code: undefined })));
@@ -95,13 +103,15 @@ async function httpGet(url: string, opts: { timeoutMs: number; maxBytes: number;
 /** One fetch of one feed. */
 export async function fetchStatusDoc(
   url: string,
-  opts: { timeoutMs?: number; clock?: () => number; signal?: AbortSignal } = {},
-): Promise<{ doc: RemoteStatusDoc; fetchedAt: number; skewMs: number | null } | { error: string; at: number }> {
+  opts: { timeoutMs?: number; clock?: () => number; signal?: AbortSignal; etag?: string | null } = {},
+): Promise<{ doc: RemoteStatusDoc; fetchedAt: number; skewMs: number | null; etag: string | null } | { notModified: true; fetchedAt: number } | { error: string; at: number }> {
   const clock = opts.clock ?? (() => Date.now());
   const timeoutMs = opts.timeoutMs ?? REMOTE_TIMEOUT_MS;
   const t0 = clock();
   try {
-    const res = await httpGet(url, { timeoutMs, maxBytes: MAX_DOC_BYTES, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const res = await httpGet(url, { timeoutMs, maxBytes: MAX_DOC_BYTES, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.etag ? { etag: opts.etag } : {}) });
+    // Asked with the tag of the document we hold, and it still stands.
+    if (res.status === 304 && opts.etag) return { notModified: true, fetchedAt: clock() };
     if (res.status !== 200) {
       const hint = res.status === 404 ? ' (is it a loop-dash serve? try its base URL)' : res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : '';
       return { error: `HTTP ${res.status}${hint}`, at: clock() };
@@ -118,7 +128,7 @@ export async function fetchStatusDoc(
     // The remote's `now` was taken somewhere between our request and its answer.
     const skew = parsed.doc.now - (t0 + t1) / 2;
     const explained = Math.max(2_000, (t1 - t0) / 2);
-    return { doc: parsed.doc, fetchedAt: t1, skewMs: Math.abs(skew) > explained ? skew : null };
+    return { doc: parsed.doc, fetchedAt: t1, skewMs: Math.abs(skew) > explained ? skew : null, etag: res.etag };
   } catch (err) {
     return { error: describeError(err), at: clock() };
   }
@@ -144,10 +154,14 @@ export function createRemoteFeeds(urls: readonly string[], opts: { intervalMs?: 
   const fetchOne = (url: string): Promise<void> => {
     const running = inFlight.get(url);
     if (running) return running;
-    const p = fetchStatusDoc(url, { timeoutMs, clock, signal: abort.signal })
+    const held = states.find((s) => s.url === url);
+    const etag = held?.doc ? (held.etag ?? null) : null;
+    const p = fetchStatusDoc(url, { timeoutMs, clock, signal: abort.signal, etag })
       .then((r) => {
         if (stopped) return;
-        if ('doc' in r) update(url, { doc: r.doc, fetchedAt: r.fetchedAt, error: null, errorAt: null, skewMs: r.skewMs });
+        if ('doc' in r) update(url, { doc: r.doc, fetchedAt: r.fetchedAt, error: null, errorAt: null, skewMs: r.skewMs, etag: r.etag });
+        // The document held is the server's still: as of this answer (its skew as measured with it).
+        else if ('notModified' in r) update(url, { fetchedAt: r.fetchedAt, error: null, errorAt: null });
         else update(url, { error: r.error, errorAt: r.at });
       })
       .finally(() => inFlight.delete(url));

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { createLiveStore, type LiveStore, type LiveStoreOptions } from '../app/live-store.js';
 import { settleHeapGrowth } from '../app/heap.js';
-import { buildSnapshot, createSnapshotCache } from '../model/snapshot.js';
+import { buildSnapshot, createSnapshotCache, snapshotBase, type Snapshot } from '../model/snapshot.js';
 import { statusJson } from '../model/status-json.js';
 import { createExporter, DEFAULT_GRACE_MS, type Exporter } from './metrics.js';
 import { DEFAULT_LISTEN, startHttpServer, type ListenAddress, type RunningServer } from './server.js';
@@ -44,6 +44,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const store = createLiveStore(opts.homes, { polling: !!opts.polling, host, ...opts.storeOptions });
   // One row cache for the metrics and the status document: both build snapshots of this store.
   const snapshotCache = createSnapshotCache();
+  const statusTags = snapshotTags();
   const startedAt = clock();
   let readSeconds: number | null = null;
   let readError: string | null = null;
@@ -62,11 +63,10 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const server = await startHttpServer(
     {
       metrics: async () => ({ contentType: exporter.contentType, body: await exporter.render() }),
-      status: () => ({
-        ...statusJson(buildSnapshot(store.getState(), clock(), { host, cache: snapshotCache })),
-        host,
-        generator: `loop-dash serve ${opts.version}`,
-      }),
+      status: () => {
+        const snap = buildSnapshot(store.getState(), clock(), { host, cache: snapshotCache });
+        return { doc: { ...statusJson(snap), host, generator: `loop-dash serve ${opts.version}` }, etag: statusTags.of(snapshotBase(snap)) };
+      },
       health: () => {
         const state = store.getState();
         const ready = readSeconds !== null;
@@ -147,4 +147,27 @@ export async function runServe(opts: ServeOptions, io: RunServeIo): Promise<numb
   await handle.stop();
   io.err(`loop-dash serve: stopped (${signal})\n`);
   return 0;
+}
+
+/**
+ * The status document's entity tag: one per snapshot base (snapshot.ts `snapshotBase`). A
+ * document built from a re-time of the same base differs only in `now`, the remaining times and
+ * the checkpoint ages, which a client counts from the instants it already has; it is answered
+ * `304 Not Modified` (a big home's document is ~4 MB that a `--remote` dashboard would fetch,
+ * parse and make rows of every 5 s). Tags start from this process's start time, so a restarted
+ * server never repeats one.
+ */
+export function snapshotTags(boot = `${process.pid}.${Date.now().toString(36)}`): { of(base: Snapshot): string } {
+  const ids = new WeakMap<Snapshot, number>();
+  let next = 1;
+  return {
+    of(base) {
+      let id = ids.get(base);
+      if (id === undefined) {
+        id = next++;
+        ids.set(base, id);
+      }
+      return `"${boot}.${id}"`;
+    },
+  };
 }

@@ -66,7 +66,8 @@ function hostOfHeader(value: string): string {
 /** What the HTTP server serves; each function is called per request. */
 export interface ServeRoutes {
   metrics(): Promise<{ contentType: string; body: string }>;
-  status(): Record<string, unknown>;
+  /** The document and its entity tag (quoted, as sent in `ETag`). */
+  status(): { doc: Record<string, unknown>; etag: string };
   health(): { ready: boolean; body: Record<string, unknown> };
 }
 
@@ -97,6 +98,13 @@ function send(res: http.ServerResponse, code: number, contentType: string, body:
   res.end(body);
 }
 
+/** Whether an `If-None-Match` header names `etag` (a list of tags, or `*`; weak tags compare by their value). */
+export function ifNoneMatch(header: string | string[] | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const tags = (Array.isArray(header) ? header.join(',') : header).split(',').map((t) => t.trim().replace(/^W\//, ''));
+  return tags.some((t) => t === etag || t === '*');
+}
+
 /** The request handler (exported for tests that want no socket). */
 export function handler(routes: ServeRoutes, opts: { loopback: boolean }): http.RequestListener {
   return (req, res) => {
@@ -119,9 +127,17 @@ export function handler(routes: ServeRoutes, opts: { loopback: boolean }): http.
         case '/metrics':
           routes.metrics().then(({ contentType, body }) => send(res, 200, contentType, body), fail);
           return;
-        case '/api/status':
-          send(res, 200, 'application/json; charset=utf-8', JSON.stringify(routes.status()) + '\n');
+        case '/api/status': {
+          const { doc, etag } = routes.status();
+          // A client holding this tag has the document but for what it counts from `now`.
+          if (ifNoneMatch(req.headers['if-none-match'], etag)) {
+            res.writeHead(304, { ETag: etag, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+            res.end();
+            return;
+          }
+          send(res, 200, 'application/json; charset=utf-8', JSON.stringify(doc) + '\n', { ETag: etag });
           return;
+        }
         case '/healthz': {
           const h = routes.health();
           send(res, h.ready ? 200 : 503, 'application/json; charset=utf-8', JSON.stringify(h.body) + '\n');
