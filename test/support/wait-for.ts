@@ -1,5 +1,7 @@
-/** Waits until (`what` may be a function, evaluated only on failure, e.g. to show the screen then). */
-/** Waits until `check` returns a truthy value, polling; fails with `what` after `timeoutMs`. */
+/**
+ * Waits until `check` returns a truthy value, polling; fails with `what` after `timeoutMs` (`what`
+ * may be a function, evaluated only on failure, e.g. to show the screen then).
+ */
 export async function waitFor<T>(check: () => T | Promise<T>, what: string | (() => string), timeoutMs = 5_000, everyMs = 10): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
