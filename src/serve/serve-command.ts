@@ -44,8 +44,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const store = createLiveStore(opts.homes, { polling: !!opts.polling, host, ...opts.storeOptions });
   // One row cache for the metrics and the status document: both build snapshots of this store.
   const snapshotCache = createSnapshotCache();
-  const statusTags = snapshotTags();
   const startedAt = clock();
+  const statusTags = snapshotTags(`${process.pid}.${startedAt.toString(36)}`);
   let readSeconds: number | null = null;
   let readError: string | null = null;
   const exporter = createExporter({
@@ -154,10 +154,10 @@ export async function runServe(opts: ServeOptions, io: RunServeIo): Promise<numb
  * document built from a re-time of the same base differs only in `now`, the remaining times and
  * the checkpoint ages, which a client counts from the instants it already has; it is answered
  * `304 Not Modified` (a big home's document is ~4 MB that a `--remote` dashboard would fetch,
- * parse and make rows of every 5 s). Tags start from this process's start time, so a restarted
- * server never repeats one.
+ * parse and make rows of every 5 s). `boot` names the server's run (its pid and start time), so
+ * a restarted server does not repeat a tag.
  */
-export function snapshotTags(boot = `${process.pid}.${Date.now().toString(36)}`): { of(base: Snapshot): string } {
+export function snapshotTags(boot: string): { of(base: Snapshot): string } {
   const ids = new WeakMap<Snapshot, number>();
   let next = 1;
   return {
