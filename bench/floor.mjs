@@ -13,7 +13,7 @@
 // Last on its line, either way: `done=<ms since the epoch>`, when the work was done — before the
 // watches are closed and the process exits. The dashboard's marks are taken inside a process that
 // goes on; this floor's exit is not part of what a start must do (on the big home, closing its
-// 2 429 watches and exiting took ~40–60 ms against ~15 ms on the 10 MB home, which the floor's
+// 2 429 watches and exiting took 55–65 ms against 17–25 ms on the 10 MB home, which the floor's
 // wall time had counted until 12-07).
 import fs from 'node:fs';
 import path from 'node:path';

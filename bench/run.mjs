@@ -113,7 +113,7 @@ function clearAppCache() {
 // ---- remote -----------------------------------------------------------------------------------
 
 /**
- * `--remote`: each home served by a `loop-dash serve` of its own (warm, left running); per round a
+ * `--remote`: each home served by a `loop-dash serve` of its own (left running); per round a
  * dashboard with an empty home of its own and `--remote <that serve>`, exec → the first frame
  * showing as many roots as the home has (its own rows and those fetched). Then, on the big home's
  * serve, one dashboard left attached: its idle CPU and the server's, nothing changing but the
