@@ -25,6 +25,7 @@ import { mergeRemote } from '../src/remote/merge-remote.js';
 import { createRemoteFeeds, fetchStatusDoc, statusUrl, type RemoteFeedState } from '../src/remote/remote-feeds.js';
 import { parseStatusDoc, type RemoteStatusDoc } from '../src/remote/status-doc.js';
 import { startServe } from '../src/serve/serve-command.js';
+import { startHttpServer } from '../src/serve/server.js';
 import { readKeypress } from '../src/views/keymap.js';
 import { lineText } from '../src/views/line.js';
 import { confirmText } from '../src/views/owner-actions.js';
@@ -338,5 +339,29 @@ test('the status document carries an entity tag: a client holding it is answered
     feeds.stop();
   } finally {
     await serve.stop();
+  }
+});
+
+test('a request answered 304 does not make the document', async () => {
+  let made = 0;
+  const server = await startHttpServer(
+    {
+      metrics: async () => ({ contentType: 'text/plain', body: '' }),
+      status: () => ({ etag: '"v1"', doc: () => ({ v: 1, made: ++made }) }),
+      health: () => ({ ready: true, body: {} }),
+    },
+    { host: '127.0.0.1', port: 0 },
+  );
+  try {
+    const full = await fetch(`${server.url}/api/status`);
+    assert.equal(full.status, 200);
+    assert.equal(full.headers.get('etag'), '"v1"');
+    assert.deepEqual(await full.json(), { v: 1, made: 1 });
+    const held = await fetch(`${server.url}/api/status`, { headers: { 'if-none-match': '"v1"' } });
+    assert.equal(held.status, 304);
+    assert.equal(await held.text(), '');
+    assert.equal(made, 1, 'the document was made for the 200 only');
+  } finally {
+    await server.close();
   }
 });

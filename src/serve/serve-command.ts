@@ -65,7 +65,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
       metrics: async () => ({ contentType: exporter.contentType, body: await exporter.render() }),
       status: () => {
         const snap = buildSnapshot(store.getState(), clock(), { host, cache: snapshotCache });
-        return { doc: { ...statusJson(snap), host, generator: `loop-dash serve ${opts.version}` }, etag: statusTags.of(snapshotBase(snap)) };
+        // The tag first: a client that holds it is answered 304 without the document being made.
+        return { etag: statusTags.of(snapshotBase(snap)), doc: () => ({ ...statusJson(snap), host, generator: `loop-dash serve ${opts.version}` }) };
       },
       health: () => {
         const state = store.getState();

@@ -66,8 +66,8 @@ function hostOfHeader(value: string): string {
 /** What the HTTP server serves; each function is called per request. */
 export interface ServeRoutes {
   metrics(): Promise<{ contentType: string; body: string }>;
-  /** The document and its entity tag (quoted, as sent in `ETag`). */
-  status(): { doc: Record<string, unknown>; etag: string };
+  /** The document's entity tag (quoted, as sent in `ETag`), and the document, made only when sent. */
+  status(): { etag: string; doc(): Record<string, unknown> };
   health(): { ready: boolean; body: Record<string, unknown> };
 }
 
@@ -135,7 +135,7 @@ export function handler(routes: ServeRoutes, opts: { loopback: boolean }): http.
             res.end();
             return;
           }
-          send(res, 200, 'application/json; charset=utf-8', JSON.stringify(doc) + '\n', { ETag: etag });
+          send(res, 200, 'application/json; charset=utf-8', JSON.stringify(doc()) + '\n', { ETag: etag });
           return;
         }
         case '/healthz': {
