@@ -49,7 +49,9 @@ function docRows(doc: RemoteStatusDoc, origin: RemoteOrigin, now: number, stale:
     for (let i = 0; i < m.roots.length; i++) m.roots[i] = retimeRoot(m.roots[i]!, now);
     return m;
   }
-  const fresh: DocMemo = { url: origin.url, host: origin.host, fetchedAt: origin.fetchedAt, stale, roots: remoteViews(doc, origin, now, stale), incidents: m && m.url === origin.url && m.host === origin.host ? m.incidents : remoteIncidents(doc, origin) };
+  // The incidents depend on the document and the feed alone: kept when only the fetch time or staleness moved.
+  const incidents = m && m.url === origin.url && m.host === origin.host ? m.incidents : remoteIncidents(doc, origin);
+  const fresh: DocMemo = { url: origin.url, host: origin.host, fetchedAt: origin.fetchedAt, stale, roots: remoteViews(doc, origin, now, stale), incidents };
   docMemos.set(doc, fresh);
   return fresh;
 }
