@@ -152,7 +152,10 @@ export interface SnapshotCache {
   /**
    * The last snapshot built from scratch: for the same model state it stays right, re-timed, for
    * any `now` in [builtAt, stableUntil) (the earliest edge of any row), so a tick that changes
-   * nothing but countdowns neither joins, sorts nor attaches anything.
+   * nothing but countdowns neither joins, sorts nor attaches anything. What {@link buildSnapshot}
+   * returns with this cache is always a re-time of `last.snapshot` as it stands after the call:
+   * two results with one `last.snapshot` differ only in `now` and what is counted from it (remaining
+   * times, checkpoint ages) — `loop-dash serve` tags its status document by it (serve-command.ts).
    */
   last: { state: ModelState; host: string; builtAt: number; stableUntil: number; snapshot: Snapshot } | null;
   /**
@@ -653,29 +656,10 @@ export function retimeBase(v: SessionView): SessionView {
 }
 
 /**
- * Each re-timed snapshot → the snapshot it was re-timed from (one built or patched, never
- * re-timed itself). Two snapshots with one base differ only in `now` and what is counted from it
- * (remaining times, checkpoint ages): `loop-dash serve` tags its document by the base
- * (serve-command.ts), so a client that has it is answered "not modified".
- */
-const retimedFrom = new WeakMap<Snapshot, Snapshot>();
-
-/** The snapshot `snap` was re-timed from (see {@link retimedFrom}), or `snap` itself. */
-export function snapshotBase(snap: Snapshot): Snapshot {
-  return retimedFrom.get(snap) ?? snap;
-}
-
-/**
  * `snap` at `now` (within its stable window): every row re-timed, lanes under their roots, the
  * same order (rows are ordered by deadline instants, which re-timing does not move).
  */
 function retimeSnapshot(snap: Snapshot, now: number): Snapshot {
-  const out = retimedSnapshot(snap, now);
-  retimedFrom.set(out, snap);
-  return out;
-}
-
-function retimedSnapshot(snap: Snapshot, now: number): Snapshot {
   let moving = movingRoots.get(snap);
   if (moving === undefined) {
     moving = [];

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { createLiveStore, type LiveStore, type LiveStoreOptions } from '../app/live-store.js';
 import { settleHeapGrowth } from '../app/heap.js';
-import { buildSnapshot, createSnapshotCache, snapshotBase, type Snapshot } from '../model/snapshot.js';
+import { buildSnapshot, createSnapshotCache, type Snapshot } from '../model/snapshot.js';
 import { statusJson } from '../model/status-json.js';
 import { createExporter, DEFAULT_GRACE_MS, type Exporter } from './metrics.js';
 import { DEFAULT_LISTEN, startHttpServer, type ListenAddress, type RunningServer } from './server.js';
@@ -66,7 +66,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
       status: () => {
         const snap = buildSnapshot(store.getState(), clock(), { host, cache: snapshotCache });
         // The tag first: a client that holds it is answered 304 without the document being made.
-        return { etag: statusTags.of(snapshotBase(snap)), doc: () => ({ ...statusJson(snap), host, generator: `loop-dash serve ${opts.version}` }) };
+        // `snap` is a re-time of the cache's last snapshot (SnapshotCache.last): the tag is that one's.
+        return { etag: statusTags.of(snapshotCache.last?.snapshot ?? snap), doc: () => ({ ...statusJson(snap), host, generator: `loop-dash serve ${opts.version}` }) };
       },
       health: () => {
         const state = store.getState();
@@ -151,8 +152,8 @@ export async function runServe(opts: ServeOptions, io: RunServeIo): Promise<numb
 }
 
 /**
- * The status document's entity tag: one per snapshot base (snapshot.ts `snapshotBase`). A
- * document built from a re-time of the same base differs only in `now`, the remaining times and
+ * The status document's entity tag: one per snapshot the cache re-times (SnapshotCache.last). A
+ * document built from a re-time of the same snapshot differs only in `now`, the remaining times and
  * the checkpoint ages, which a client counts from the instants it already has; it is answered
  * `304 Not Modified` (a big home's document is ~4 MB that a `--remote` dashboard would fetch,
  * parse and make rows of every 5 s). `boot` names the server's run (its pid and start time), so
