@@ -13,19 +13,8 @@ export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const now = () => performance.timeOrigin + performance.now();
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until `fn()` is truthy (polled), or throws after `timeoutMs`. */
+/** Waits until `fn()` is truthy (polled; an answer that is a promise awaited first), or throws after `timeoutMs`. */
 export async function waitFor(fn, what, timeoutMs = 30_000, everyMs = 5) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-/** {@link waitFor} for an `fn` that returns a promise: each answer awaited before the next poll. */
-export async function waitForAsync(fn, what, timeoutMs = 30_000, everyMs = 5) {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -38,7 +38,6 @@ import {
   startFrames,
   startSleeper,
   waitFor,
-  waitForAsync,
 } from './lib.mjs';
 
 const argv = process.argv.slice(2);
@@ -132,7 +131,7 @@ async function remoteSection(homes) {
       child.stdout.on('data', (b) => (said += b.toString('utf8')));
       const base = await waitFor(() => /listening on (http:\/\/[^\s]+)/.exec(said)?.[1], `${h.name}: serve listening`, 60_000, 20);
       // Ready (`/healthz` 200) once it has read the home; its document then has every root.
-      await waitForAsync(async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok, `${h.name}: serve ready`, 120_000, 100);
+      await waitFor(async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok, `${h.name}: serve ready`, 120_000, 100);
       const body = await (await fetch(`${base}/api/status`)).text();
       const doc = JSON.parse(body);
       out[h.name] = { url: base, roots: doc.roots.length, docBytes: Buffer.byteLength(body), attach: [], server: child };
