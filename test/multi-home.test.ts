@@ -12,7 +12,7 @@ import { renderStatusTable } from '../src/cli/status-table.js';
 import { homeKey, homeLabels } from '../src/views/home-groups.js';
 import { lineText } from '../src/views/line.js';
 import { buildScreen } from '../src/views/screen.js';
-import { treeRows } from '../src/views/session-rows.js';
+import { treeRowList, treeRows } from '../src/views/session-rows.js';
 import { initialViewState } from '../src/views/view-state.js';
 import { distinctHome } from './support/distinct-home.js';
 
@@ -114,4 +114,55 @@ test('tree rows from one frame to the next: a root of another home in the same p
   assert.deepEqual(after, treeRows(mixed, { sort: 'first-limit', filter: '', collapsed: new Set() }), 'the same as rows built afresh');
   assert.ok(after.filter((r) => r.depth === 0).every((r) => r.home === (homeKey(r.view) === a.home ? 'laptop/home' : 'studio/home')), 'root rows labelled by home');
   assert.equal(after.find((r) => r.depth === 0 && homeKey(r.view) === b.home)?.view, other);
+});
+
+test('tree rows of two homes from one frame to the next: patched from the last frame\'s while the homes at every place are the same, and always equal to rows built afresh', async () => {
+  const a = await distinctHome('laptop', NOW);
+  const b = await distinctHome('studio', NOW);
+  const snap = await loadSnapshot([a.home, b.home], NOW);
+  // Copies of the roots (each a session of its own) up to rows over several chunks of the list
+  // (row-list.ts), so a patched list can share the chunks a frame did not change.
+  const copies = (n: number) => Array.from({ length: n }, (_, i) => snap.roots.map((r) => ({ ...r, session: `${r.session}-${i}` }))).flat();
+  const roots = copies(60);
+  const inB = roots.map((r, i) => [r, i] as const).filter(([r]) => homeKey(r) === b.home);
+  const inA = roots.map((r, i) => [r, i] as const).filter(([r]) => homeKey(r) === a.home);
+  for (const sort of ['first-limit', 'name'] as const) {
+    // One set for every frame, as the dashboard's view keeps it (the memo is keyed by its identity).
+    const collapsed = new Set<string>();
+    const frames: { roots: typeof roots; list: ReturnType<typeof treeRowList> }[] = [];
+    const frame = (rs: typeof roots) => frames.push({ roots: rs, list: treeRowList(rs, { sort, filter: '', collapsed }) });
+    frame(roots);
+    assert.ok(frames[0]!.list.length > 3 * 256, `${frames[0]!.list.length} rows: several chunks`);
+    // A root changed in place, of the same home (a model: its place in either sort is the same).
+    const changed = [...roots];
+    const [r1, i1] = inB[inB.length - 3]!;
+    changed[i1] = { ...r1, model: 'other/model' };
+    frame(changed);
+    assert.ok(frames[1]!.list.shares(frames[0]!.list), `${sort}: the second frame's list shares the chunks it did not change`);
+    frame([...changed]);
+    assert.ok(frames[2]!.list.shares(frames[1]!.list), `${sort}: a frame with nothing changed shares them too`);
+    // A place taken by a root of the other home: grouped and labelled again.
+    const moved = [...changed];
+    const [, i2] = inA[2]!;
+    moved[i2] = { ...inB[0]![0], session: 'moved-root' };
+    frame(moved);
+    // A root of the same home whose machine reports another host name: labelled again.
+    const renamed = [...moved];
+    renamed[i1] = { ...changed[i1]!, remote: { url: 'http://studio:9464/api/status', host: 'studio', fetchedAt: NOW } };
+    frame(renamed);
+    const renamedHost = [...renamed];
+    renamedHost[i1] = { ...renamed[i1]!, remote: { url: 'http://studio:9464/api/status', host: 'studio-2', fetchedAt: NOW } };
+    frame(renamedHost);
+    // Afterwards, each frame's rows against rows built afresh: a call with no roots first leaves
+    // the memo nothing to keep (its labels included), and another set keeps the rows from patching.
+    const afresh = (rs: typeof roots) => {
+      treeRows([], { sort, filter: '', collapsed: new Set() });
+      return treeRows(rs, { sort, filter: '', collapsed: new Set() });
+    };
+    for (const [k, f] of frames.entries()) assert.deepEqual(f.list.toArray(), afresh(f.roots), `${sort}: frame ${k}`);
+    const labelOf = (f: (typeof frames)[number]) => f.list.toArray().find((r) => r.depth === 0 && r.view.session === changed[i1]!.session)?.home;
+    // The host is in the label (the comparison above holds it to the one built afresh).
+    assert.match(labelOf(frames[4]!) ?? '', /^studio:/);
+    assert.match(labelOf(frames[5]!) ?? '', /^studio-2:/, 'the new host name is in the label');
+  }
 });

@@ -23,16 +23,24 @@ export function hasSeveralHomes(roots: readonly SessionView[]): boolean {
   return roots.some((r) => homeKey(r) !== key);
 }
 
-/** Roots grouped by home: local homes first, then remote ones, each in label order; the order within a group is kept. */
+/**
+ * Roots grouped by home: local homes first, then remote ones, each in label order; the order within
+ * a group is kept. The groups are ordered once and the roots put in their group's bucket (a sort
+ * of every root by its group made an object per root at every frame of a table of several homes).
+ */
 export function groupByHome<T extends SessionView>(roots: readonly T[], labels: ReadonlyMap<string, string>): T[] {
-  const rank = (r: T) => {
+  const buckets = new Map<string, { remote: number; label: string; key: string; roots: T[] }>();
+  for (let i = 0; i < roots.length; i++) {
+    const r = roots[i]!;
     const key = homeKey(r);
-    return { remote: r.remote ? 1 : 0, label: labels.get(key) ?? key, key };
-  };
-  return roots
-    .map((r, i) => ({ r, i, k: rank(r) }))
-    .sort((x, y) => x.k.remote - y.k.remote || compareText(x.k.label, y.k.label) || (x.k.key < y.k.key ? -1 : x.k.key > y.k.key ? 1 : 0) || x.i - y.i)
-    .map((x) => x.r);
+    let b = buckets.get(key);
+    if (!b) buckets.set(key, (b = { remote: r.remote ? 1 : 0, label: labels.get(key) ?? key, key, roots: [] }));
+    b.roots.push(r);
+  }
+  const groups = [...buckets.values()].sort((x, y) => x.remote - y.remote || compareText(x.label, y.label) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+  const out: T[] = [];
+  for (const g of groups) for (let i = 0; i < g.roots.length; i++) out.push(g.roots[i]!);
+  return out;
 }
 
 /** The last `n` segments of a path (`~` for the user's home directory is not assumed). */

@@ -109,13 +109,15 @@ export function treeRowList(roots: readonly SessionView[], opts: { sort: SortMod
   const moved = last === null ? null : changedPlaces(roots, last.roots);
   const cmp = comparator(opts.sort);
   let sorted = opts.sort === 'first-limit' ? roots : [...roots].sort(cmp);
-  // Several homes or machines: rows grouped by home (sorted within each), each root labelled.
-  const labels = severalHomes(roots, last, moved) ? homeLabels(roots) : null;
+  // Several homes or machines: rows grouped by home (sorted within each), each root labelled. The
+  // last call's labels hold while each root at a moved place is of the home its place had.
+  const labels = last?.labels && sameHomes(roots, last.roots, moved) ? last.labels : severalHomes(roots, last, moved) ? homeLabels(roots) : null;
   if (labels) sorted = groupByHome(sorted, labels);
   const needle = opts.filter.trim().toLowerCase();
-  // The same options and one home, as last time: only the roots at `changed` places are looked at
-  // (`sorted` is `roots` itself unless another sort is chosen, and then the same both times).
-  const same = last !== null && moved !== null && last.sort === opts.sort && last.needle === needle && last.collapsed === opts.collapsed && last.home !== null && labels === null;
+  // The same options and homes as last time: only the roots at `changed` places are looked at
+  // (`sorted` is `roots` itself unless another sort is chosen or several homes are grouped).
+  const sameHomesAsLast = labels === null ? last?.home !== null : labels === last?.labels;
+  const same = last !== null && moved !== null && last.sort === opts.sort && last.needle === needle && last.collapsed === opts.collapsed && sameHomesAsLast;
   const changed = !same ? null : sorted === roots ? moved : changedPlaces(sorted, last.sorted);
   // With `changed`, the memo's own list of each root's rows, updated in place (a new one of
   // ~2 000 entries at every frame was garbage).
@@ -151,20 +153,22 @@ export function treeRowList(roots: readonly SessionView[], opts: { sort: SortMod
     }
     list = RowList.concat(parts, total);
   }
-  lastTree = { roots, home: labels === null && roots.length > 0 ? homeKey(roots[0]!) : null, sorted, sort: opts.sort, needle, collapsed: opts.collapsed, parts, starts, list };
+  lastTree = { roots, home: labels === null && roots.length > 0 ? homeKey(roots[0]!) : null, labels, sorted, sort: opts.sort, needle, collapsed: opts.collapsed, parts, starts, list };
   return list;
 }
 
 /**
  * The last call's roots, options and rows, for the next call to copy from. The dashboard calls
  * this for every frame with the snapshot's roots, of which only the changed and the re-timed ones
- * are new objects: the rows of the others are where they were. Only rows grouped by nothing
- * (one home) are patched; anything else is flattened again.
+ * are new objects: the rows of the others are where they were. Rows are patched while the options
+ * and the homes are the same; anything else is flattened again.
  */
 interface TreeMemo {
   /** The roots as given, and their one home's key (null: several, or none). */
   roots: readonly SessionView[];
   home: string | null;
+  /** Several homes: their labels (the same object while the homes at every place are the same). */
+  labels: ReadonlyMap<string, string> | null;
   sorted: readonly SessionView[];
   sort: SortMode;
   needle: string;
@@ -177,6 +181,20 @@ interface TreeMemo {
   list: RowList;
 }
 let lastTree: TreeMemo | null = null;
+
+/**
+ * Each root at a `moved` place is of the home (and, from another machine, the host) that `was` had
+ * there: the homes, and so their labels, are the same.
+ */
+function sameHomes(roots: readonly SessionView[], was: readonly SessionView[], moved: readonly number[] | null): boolean {
+  if (moved === null) return false;
+  for (const i of moved) {
+    const r = roots[i]!;
+    const w = was[i]!;
+    if (homeKey(r) !== homeKey(w) || r.remote?.host !== w.remote?.host) return false;
+  }
+  return true;
+}
 
 /**
  * {@link hasSeveralHomes}, reading only the roots at `moved` places when the last call's were of
