@@ -13,6 +13,9 @@ import path from 'node:path';
 import { createLiveStore, type LiveStore } from '../src/app/live-store.js';
 import type { SessionFileFacts } from '../src/model/types.js';
 import { createReadCounter, type ReadCounter } from '../src/readers/read-counter.js';
+import { initialModelState, reduceEvents } from '../src/model/reducer.js';
+import { buildSnapshot } from '../src/model/snapshot.js';
+import { loadHomeOnce } from '../src/readers/home-reader.js';
 import { assistantEntry, customEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -233,6 +236,35 @@ test('a warm start opens no session file that is unchanged since the cache was s
     assert.equal(counter.bytesRead - before, Buffer.byteLength(line), 'exactly the appended bytes were read');
   } finally {
     await warm.stop();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
+
+test('a one-shot read (status, incidents) with the cache: the second opens no unchanged session file and gives the same snapshot; an append is read exactly and shown', async () => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  const files = [bigSession(home, 'once-1', 300_000), bigSession(home, 'once-2', 40_000)];
+  const snapshotOf = async (opts: { cacheDir?: string; counter?: ReadCounter }) => buildSnapshot(reduceEvents(initialModelState(), await loadHomeOnce(home, { now: () => T0 + 3_600_000, host: 'test-host', ...opts })), T0 + 3_600_000, { host: 'test-host' });
+  try {
+    const cold = createReadCounter();
+    const first = await snapshotOf({ cacheDir, counter: cold });
+    assert.ok(cold.bytesRead >= 40_000, `the first read reads the sessions' tails (${cold.bytesRead} bytes)`);
+    const warm = createReadCounter();
+    const second = await snapshotOf({ cacheDir, counter: warm });
+    assert.equal(warm.bytesRead, 0, 'the second read reads no session bytes');
+    assert.equal(warm.probeBytes ?? 0, 0, 'nor any fingerprint');
+    assert.deepEqual(second, first, 'the same snapshot');
+    assert.deepEqual(second, await snapshotOf({}), 'the same as a read without a cache');
+    // An append after it: read exactly (from where the cache says the last read ended) and shown.
+    const line = assistantEntry(T0 + 600_000, { stopReason: 'error', errorMessage: 'after a one-shot read' });
+    appendFileSync(files[1]!, line);
+    const third = createReadCounter();
+    const after = await snapshotOf({ cacheDir, counter: third });
+    assert.equal(third.bytesRead, Buffer.byteLength(line), 'exactly the appended bytes');
+    assert.deepEqual(after, await snapshotOf({}), 'the same as a read without a cache, the append shown');
+    assert.ok(JSON.stringify(after).includes('after a one-shot read'), 'the appended error is in the snapshot');
+  } finally {
     rmSync(path.dirname(home), { recursive: true, force: true });
     rmSync(cacheDir, { recursive: true, force: true });
   }

@@ -5,12 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import { processStartIdentity } from '../src/readers/process-probe.js';
+import { sessionCacheFile } from '../src/readers/session-cache.js';
+import { assistantEntry } from './support/mini-home.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
@@ -141,4 +143,32 @@ test('incidents piped into head: shows the relative age and exits quietly when t
   assert.equal(r.status, 0);
   assert.match(r.stdout, /^\d{4}-\d\d-\d\dT[\d:.]+Z \((about |less than |)[\w ]+ ago\)/);
   assert.equal(r.stderr, '', 'no EPIPE stack trace');
+});
+
+test('status and incidents read with the session cache: the first run writes it, a run with nothing changed reuses it untouched and prints the same, an append is shown', async () => {
+  const m = await demoHome();
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-status-cache-'));
+  const env = { ...process.env, LOOP_DASH_CACHE_DIR: cacheDir };
+  const cacheFile = sessionCacheFile(cacheDir, m.home);
+  const status = async () => (await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', m.home], { env })).stdout;
+  try {
+    const first = await status();
+    assert.ok(existsSync(cacheFile), 'the first run wrote the cache');
+    const written = statSync(cacheFile, { bigint: true });
+    assert.equal(await status(), first, 'a run with the cache prints the same');
+    const { stdout: incidents } = await run(process.execPath, [BIN, 'incidents', '--json', '--now', new Date(NOW).toISOString(), '--home', m.home], { env });
+    assert.deepEqual(JSON.parse(incidents).incidents, (JSON.parse(first) as Json).incidents, 'incidents read with the cache list the same');
+    // Nothing had changed: every entry it loaded held, so it was not written again.
+    const after = statSync(cacheFile, { bigint: true });
+    assert.deepEqual([after.ino, after.mtimeNs], [written.ino, written.mtimeNs], 'the cache is left as it was');
+    // An error appended to a session: shown, and the cache written again.
+    const s = m.sessions.find((x) => x.file !== null && x.role === 'root')!;
+    appendFileSync(s.file!, assistantEntry(NOW - 1_000, { stopReason: 'error', errorMessage: 'appended after the cache' }));
+    const third = flatten(JSON.parse(await status()) as Json).get(s.session)!;
+    assert.match(JSON.stringify(third.lastError), /appended after the cache/);
+    assert.notEqual(statSync(cacheFile, { bigint: true }).ino, written.ino, 'the cache written again (a new file renamed over it)');
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true });
+    rmSync(path.dirname(m.home), { recursive: true, force: true });
+  }
 });

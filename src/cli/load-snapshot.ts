@@ -4,12 +4,21 @@ import { reduceEvents, initialModelState, type ModelState } from '../model/reduc
 import { buildSnapshot, type Snapshot } from '../model/snapshot.js';
 import { loadHomeOnce } from '../readers/home-reader.js';
 
-export async function loadState(homes: string[]): Promise<ModelState> {
+/**
+ * `cacheDir`: read with the session cache the dashboard keeps there (and leave it as the read
+ * found the home), so a command run again and again on a big home reads what changed, not every
+ * session's tail (docs/PERFORMANCE.md, "One-shot commands read with the session cache").
+ */
+export interface LoadOptions {
+  cacheDir?: string;
+}
+
+export async function loadState(homes: string[], opts: LoadOptions = {}): Promise<ModelState> {
   let state = initialModelState();
-  for (const home of homes) state = reduceEvents(state, await loadHomeOnce(home));
+  for (const home of homes) state = reduceEvents(state, await loadHomeOnce(home, opts.cacheDir ? { cacheDir: opts.cacheDir } : {}));
   return state;
 }
 
-export async function loadSnapshot(homes: string[], now: number): Promise<Snapshot> {
-  return buildSnapshot(await loadState(homes), now, { host: os.hostname() });
+export async function loadSnapshot(homes: string[], now: number, opts: LoadOptions = {}): Promise<Snapshot> {
+  return buildSnapshot(await loadState(homes, opts), now, { host: os.hostname() });
 }

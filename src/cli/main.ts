@@ -106,7 +106,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
       const now = parseNow(opts.now, io.now);
       const since = opts.since ? now - parseDuration(opts.since) : null;
-      const snap = await loadSnapshot(homes, now);
+      const snap = await loadSnapshot(homes, now, { cacheDir: defaultCacheDir() });
       const list = snap.incidents.filter((i) => (since === null || (i.at ?? 0) >= since) && (!opts.class || i.cls.includes(opts.class)));
       if (opts.json) {
         const doc = statusJson({ ...snap, incidents: list, roots: [] });
@@ -141,7 +141,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
           action,
           reason: opts.reason,
           yes: !!opts.yes,
-          snapshotLoader: (h) => loadSnapshot(h, io.now()),
+          snapshotLoader: (h) => loadSnapshot(h, io.now(), { cacheDir: defaultCacheDir() }),
           io: { out: io.out, err: io.err, isTTY: io.isTTY && !!process.stdin.isTTY, now: io.now },
         });
       });
@@ -232,7 +232,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
 async function printStatus(homes: string[], opts: { json: boolean; now?: number; remotes?: string[] }, io: Io): Promise<number> {
   const feeds = opts.remotes?.length ? await fetchRemotesOnce(opts.remotes, { clock: io.now }) : [];
   const now = opts.now ?? io.now();
-  const snap = mergeRemote(await loadSnapshot(homes, now), feeds, now);
+  const snap = mergeRemote(await loadSnapshot(homes, now, { cacheDir: defaultCacheDir() }), feeds, now);
   io.out(opts.json ? JSON.stringify(statusJson(snap), null, 2) + '\n' : renderStatusTable(snap));
   return 0;
 }

@@ -1881,8 +1881,12 @@ export class HomeReader {
   }
 }
 
-/** One snapshot of a home without watching (for `status` and scripts). */
-export async function loadHomeOnce(home: string, opts: { now?: () => number; host?: string } = {}): Promise<ReaderEvent[]> {
+/**
+ * One snapshot of a home without watching (for `status` and scripts). With `cacheDir`, read with
+ * the session cache kept there and leave it as this read found the home (written only if
+ * something changed).
+ */
+export async function loadHomeOnce(home: string, opts: { now?: () => number; host?: string; cacheDir?: string; counter?: ReadCounter } = {}): Promise<ReaderEvent[]> {
   const events: ReaderEvent[] = [];
   const reader = new HomeReader({ home, emit: (e) => events.push(...e), watch: false, ...opts });
   await reader.start();
