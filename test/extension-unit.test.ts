@@ -6,14 +6,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent';
 import { checkpointSchema } from '../src/contract/checkpoint.js';
 import { CONTROL_MAX_BYTES, CONTROL_TTL_MS, type ControlRequest } from '../src/contract/control.js';
 import { homePaths } from '../src/contract/paths.js';
 import { installExtension, MANIFEST_NAME } from '../src/cli/install-extension.js';
+import { ensureDir } from '../src/extension/atomic-file.js';
 import { CheckpointWriter } from '../src/extension/checkpoint-writer.js';
 import { checkRequestFile, requestIdFromName, staleTargetReason } from '../src/extension/control-check.js';
 import { ControlInbox } from '../src/extension/control-inbox.js';
@@ -651,4 +654,26 @@ test('node22 helpers: cache location, package path, version floor', () => {
   assert.equal(versionAtLeast([22, 18, 9], [22, 19, 0]), false);
   assert.equal(versionAtLeast([20, 20, 2], [22, 19, 0]), false);
   assert.equal(versionAtLeast([23, 0, 0], [22, 19, 0]), true);
+});
+
+test('ensureDir: makes the missing parents owner-only, leaves what exists, and gives up with ENOENT where Node\'s recursive mkdir never returns', () => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-ensuredir-'));
+  try {
+    const deep = path.join(base, 'a', 'b', 'c');
+    ensureDir(deep);
+    for (const d of [path.join(base, 'a'), path.join(base, 'a', 'b'), deep]) assert.equal(fs.statSync(d).mode & 0o777, 0o700, d);
+    ensureDir(deep);
+    fs.writeFileSync(path.join(base, 'file'), '');
+    assert.throws(() => ensureDir(path.join(base, 'file')), { code: 'EEXIST' });
+    assert.throws(() => ensureDir(path.join(base, 'file', 'x')), { code: 'ENOTDIR' });
+    // /proc exists but takes no directory (mkdir says ENOENT): Node's own recursive mkdir loops
+    // there forever, so it runs in a child that is killed after 10 s.
+    const atomicFile = path.resolve(import.meta.dirname, '..', 'src', 'extension', 'atomic-file.js');
+    const script = `import(${JSON.stringify(pathToFileURL(atomicFile).href)}).then(({ ensureDir }) => { try { ensureDir('/proc/loop-dash-test/a'); console.log('made'); } catch (e) { console.log(e.code); } })`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.signal, null, 'it returned');
+    assert.equal(r.stdout.trim(), 'ENOENT');
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
 });

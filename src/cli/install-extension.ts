@@ -20,6 +20,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureDir } from '../extension/atomic-file.js';
 
 /** The directory name under `<home>/extensions/`. */
 export const EXTENSION_DIR_NAME = 'loop-dash';
@@ -150,7 +151,7 @@ export function installExtension(home: string, opts: InstallOptions = {}): Insta
   }
 
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    ensureDir(dir, 0o777);
     const tmp = path.join(dir, `.package.json.tmp-${process.pid}`);
     fs.writeFileSync(tmp, wanted, { mode: 0o644 });
     fs.renameSync(tmp, manifest);

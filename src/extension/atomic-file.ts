@@ -13,9 +13,30 @@ export const FILE_MODE = 0o600;
 /** Directories the extension creates: owner only. */
 export const DIR_MODE = 0o700;
 
-/** Creates `dir` and its missing parents, owner-only; existing directories are left alone. */
-export function ensureDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+/**
+ * Creates `dir` and its missing parents, owner-only; existing directories are left alone. Throws
+ * what stops it (ENOENT, EACCES, ENOTDIR, …). Not Node's `mkdirSync(…, { recursive: true })`:
+ * where a parent exists but a directory cannot be made in it and mkdir says ENOENT (a path under
+ * /proc or /sys), Node 20's recursive mkdir, sync and async, goes back to the parent, finds it,
+ * tries again and never returns, at 100 % of a core (seen with a cache directory under /proc,
+ * 12-07). Here each level is tried at most twice: before and after its parent is made.
+ */
+export function ensureDir(dir: string, mode: number = DIR_MODE): void {
+  const made = (): boolean => {
+    try {
+      fs.mkdirSync(dir, { mode });
+      return true;
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'EEXIST' && fs.statSync(dir).isDirectory()) return true;
+      if (e.code === 'ENOENT') return false;
+      throw e;
+    }
+  };
+  if (made()) return;
+  const parent = path.dirname(dir);
+  if (parent !== dir) ensureDir(parent, mode);
+  if (!made()) throw Object.assign(new Error(`ENOENT: cannot make the directory ${dir}`), { code: 'ENOENT', path: dir });
 }
 
 /**

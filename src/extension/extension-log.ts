@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { ensureDir } from './atomic-file.js';
 
 /** Rotate past this size. */
 export const LOG_MAX_BYTES = 1024 * 1024;
@@ -25,7 +26,7 @@ function describe(err: unknown): string {
 export function createExtensionLog(file: string, now: () => number = () => Date.now()): ExtensionLog {
   return (message, err) => {
     try {
-      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      ensureDir(path.dirname(file), 0o700);
       try {
         if (fs.statSync(file).size > LOG_MAX_BYTES) fs.renameSync(file, `${file}.1`);
       } catch {

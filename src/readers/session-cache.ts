@@ -25,6 +25,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, promises as fsp, readSync } from 'node:fs';
 import v8 from 'node:v8';
 import path from 'node:path';
+import { ensureDir } from '../extension/atomic-file.js';
 import { probeProcess } from './process-probe.js';
 import { resolvedPrefix } from './rel-path.js';
 import { nextTurn, type TimeSlices } from './time-slices.js';
@@ -257,7 +258,7 @@ export class SessionCache<T> {
     const head = all.filter(([k, e]) => this.front(e, k));
     const tail = all.filter(([k, e]) => !this.front(e, k));
     const header: CacheHeader = { format: SESSION_CACHE_FORMAT, writer: this.writer, node: process.version, home: this.home, front: Math.ceil(head.length / SLICE_ENTRIES) };
-    await fsp.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    ensureDir(path.dirname(this.file), 0o700);
     const tmp = `${this.file}.${process.pid}.tmp`;
     // Each slice is written as soon as it is serialized: the whole cache is never one buffer (see open).
     const out = await fsp.open(tmp, 'w', 0o600);
