@@ -2,14 +2,14 @@
 /**
  * `npm run bench`: how loop-dash behaves on a big pi home, measured side by side in one run.
  *
- *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only floor,start,keys,live,scale,remote]
+ *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only floor,start,keys,live,scale,remote,status]
  *
  * --quick (or CI=true): fewer runs, a smaller big home, 10 s idle windows. --10g: also generate a
  * 10 GB home (disk permitting) and compare peak RSS. Figures are medians (and p50/p99 for
  * latencies); ratios are taken within this run. Homes are cached in ~/.cache/loop-dash-bench/.
  * See docs/PERFORMANCE.md for the method.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -167,6 +167,34 @@ async function remoteSection(homes) {
   }
   for (const h of homes) delete out[h.name].server;
   return out;
+}
+
+/**
+ * `loop-dash status --json` as a script runs it, once per call: exec → exit and the bytes the
+ * process read (`rchar`, printed by a preload as the process exits; a read worker's exit prints
+ * it too, and the largest is the process's), the first run with no session cache, then `RUNS`
+ * runs with the cache it left (the dashboard's, which a one-shot read uses since 12-07).
+ */
+function statusSection(home) {
+  const cacheDir = path.join(scratch, 'status-cache');
+  const preload = path.join(scratch, 'rchar-at-exit.cjs');
+  fs.writeFileSync(preload, "process.on('exit', () => { const io = require('fs').readFileSync('/proc/self/io', 'utf8'); process.stderr.write(`rchar=${/^rchar: (\\d+)/m.exec(io)[1]}\\n`); });\n");
+  const once = () => {
+    const t0 = now();
+    const r = spawnSync(process.execPath, [...binNodeFlags(), '-r', preload, path.join(repo, 'bin', 'loop-dash.js'), 'status', '--json', '--home', home], {
+      env: { ...process.env, LOOP_DASH_CACHE_DIR: cacheDir },
+      encoding: 'utf8',
+      maxBuffer: 256 * MB,
+    });
+    const ms = now() - t0;
+    if (r.status !== 0) throw new Error(`loop-dash status exited ${r.status}: ${r.stderr}`);
+    const rchar = Math.max(...[...r.stderr.matchAll(/rchar=(\d+)/g)].map((m) => Number(m[1])));
+    if (!Number.isFinite(rchar)) throw new Error(`loop-dash status: no rchar= at its exit: ${r.stderr}`);
+    return { ms, rchar, bytes: Buffer.byteLength(r.stdout) };
+  };
+  const first = once();
+  const again = Array.from({ length: RUNS }, once);
+  return { first, again };
 }
 
 // ---- floor ------------------------------------------------------------------------------------
@@ -941,6 +969,18 @@ async function main() {
       row('remote', 'the status document the dashboard fetches every 5 s, big / 10 MB', `${(rm.big.docBytes / MB).toFixed(2)} / ${(rm.small.docBytes / MB).toFixed(2)}`, 'MB');
       row('remote', `idle CPU over ${IDLE_S} s, the dashboard attached to the big home's serve (the issue's idle target is a local home's)`, rm.big.idleDashboard, '%');
       row('remote', '  the serving process meanwhile', rm.big.idleServer, '%');
+      pressure();
+    }
+
+    if (want('status')) {
+      const pressure = pressureOver('status');
+      log('status: `loop-dash status --json` on the big home, the first run with no session cache, then with the one it left');
+      const st = statusSection(big.home);
+      results.status = st;
+      const share = (r) => (r / big.manifest.totalBytes) * 100;
+      row('status', `exec → exit, the first run (no cache) / later runs (median of ${RUNS})`, `${st.first.ms.toFixed(0)} / ${median(st.again.map((r) => r.ms)).toFixed(0)}`, 'ms');
+      row('status', 'bytes read (rchar / home), the first run / later runs', `${share(st.first.rchar).toFixed(2)} / ${share(median(st.again.map((r) => r.rchar))).toFixed(3)}`, '%');
+      row('status', 'the JSON document printed', st.first.bytes / MB, 'MB');
       pressure();
     }
 
