@@ -3,7 +3,7 @@
  * a log file (a stray `console.log` must not force a redraw), and SIGINT/SIGTERM/SIGHUP or an
  * exception unmount Ink so raw mode is off, the cursor visible and the screen restored.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,6 +27,7 @@ import { refusalReason } from '../views/owner-actions.js';
 import { timing } from './timing.js';
 import { preloadInk, runsFromBundle } from './launcher.js';
 import { settleHeapGrowth } from './heap.js';
+import { ensureDir } from '../extension/atomic-file.js';
 
 export interface DashboardOptions {
   store: LiveStore;
@@ -47,7 +48,7 @@ export function defaultLogFile(): string {
 /** Routes console.* to a file for the life of the TUI; returns the undo. */
 function captureConsole(logFile: string): () => void {
   try {
-    mkdirSync(path.dirname(logFile), { recursive: true });
+    ensureDir(path.dirname(logFile), 0o777);
   } catch {
     /* the log is best effort */
   }
