@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,6 +81,29 @@ test('F1: 40+ sessions on a 10-row terminal: frame ≤ rows − 1, a "+N more" r
   assert.ok(!d.raw().includes(`${ESC}[2J`), 'no full-screen clear was written');
   d.tty.type('q');
   assert.equal(await d.exited('exit after q'), '0');
+});
+
+test('F1 (extra): a terminal that reports no size (a pty under `script`: 0 rows): 24 rows assumed, no clear-scrollback or full-screen clear in the stream, q exits 0', async (t) => {
+  assert.equal(spawnSync('script', ['--version']).status, 0, "util-linux's script is installed");
+  const { base, home: h } = await home(30);
+  const marks = path.join(base, 'marks.jsonl');
+  // script's own stdin is a pipe: the pty it makes for the dashboard is never sized (0 × 0).
+  const child = spawn('script', ['-qec', `${process.execPath} ${BIN} --home ${h}`, '/dev/null'], {
+    env: { ...process.env, CI: '0', TERM: 'xterm-256color', XDG_STATE_HOME: path.join(base, 'state'), LOOP_DASH_TIMING: marks },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString('latin1')));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const events = () => (existsSync(marks) ? readFileSync(marks, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { ev: string }).ev) : []);
+  // Ink mounted and at least one frame drawn after it (where Ink cleared the terminal before).
+  await waitFor(() => { const e = events(); const at = e.indexOf('ink-mounted'); return at >= 0 && e.indexOf('frame', at) > at; }, () => `Ink mounted and a frame after it (marks: ${events().join(' ')})`, 8000, 50);
+  assert.match(out, /\+\d+ more/, 'the frame assumed 24 rows: its last row says how many more');
+  child.stdin.write('q');
+  assert.equal(await exited, 0, 'exit 0 after q');
+  assert.ok(!out.includes(`${ESC}[3J`), 'no ESC[3J (clear scrollback) was written');
+  assert.ok(!out.includes(`${ESC}[2J`), 'no full-screen clear was written');
 });
 
 test('F2: 50 resizes in one second: no crash; the final frame equals a fresh render at the final size', async (t) => {

@@ -40,6 +40,10 @@ export interface DashboardOptions {
   remote?: RemoteFeeds;
 }
 
+/** The size assumed when the terminal reports none (0 rows or columns). */
+const DEFAULT_ROWS = 24;
+const DEFAULT_COLUMNS = 80;
+
 export function defaultLogFile(): string {
   const base = process.env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state');
   return path.join(base, 'loop-dash', 'dashboard.log');
@@ -324,8 +328,8 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
         audits: audit.get(),
         readOnly: opts.readOnly,
         noColor: envNoColor(),
-        rows: process.stdout.rows || 24,
-        columns: process.stdout.columns || 80,
+        rows: process.stdout.rows || DEFAULT_ROWS,
+        columns: process.stdout.columns || DEFAULT_COLUMNS,
       },
       frame,
       stdin,
@@ -334,6 +338,12 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     if (loaded) timing.mark('ink-loaded');
     if (loaded && !stopBeforeInk) {
       const [{ render }, { appElement }] = loaded;
+      // A terminal nobody sized (a pty under `script` with no terminal of its own, some CI
+      // runners) reports 0 rows: Ink then takes every frame for a full screen and clears the
+      // terminal, scrollback included (ESC[3J; RELIABILITY F1). It gets the size the first frame
+      // assumed, until the terminal reports one (a resize sets both again).
+      if (process.stdout.isTTY && !process.stdout.rows) process.stdout.rows = DEFAULT_ROWS;
+      if (process.stdout.isTTY && !process.stdout.columns) process.stdout.columns = DEFAULT_COLUMNS;
       instance = render(
         appElement({ store: opts.store, clock, host, onKey, readOnly: opts.readOnly, actions: actionPort(clock), audit, incidentFields: readIncidentFields, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
         { exitOnCtrlC: true, patchConsole: false },
