@@ -133,7 +133,7 @@ test('tree rows of two homes from one frame to the next: patched from the last f
     const frame = (rs: typeof roots) => frames.push({ roots: rs, list: treeRowList(rs, { sort, filter: '', collapsed }) });
     frame(roots);
     assert.ok(frames[0]!.list.length > 3 * 256, `${frames[0]!.list.length} rows: several chunks`);
-    // A root changed in place, of the same home (a model: its place in either sort is the same).
+    // A root changed in place, its home the same: another model, so it keeps its place under either sort.
     const changed = [...roots];
     const [r1, i1] = inB[inB.length - 3]!;
     changed[i1] = { ...r1, model: 'other/model' };
