@@ -307,6 +307,12 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   process.on('uncaughtException', onCrash);
   process.on('unhandledRejection', onCrash);
 
+  // A terminal nobody sized (a pty under `script` with no terminal of its own, some CI runners)
+  // reports 0 rows: Ink would take every frame for a full screen and clear the terminal,
+  // scrollback included (ESC[3J; RELIABILITY F1). Every reader of the size — the first frame, Ink,
+  // the App — gets the default instead, until the terminal reports one (a resize sets both again).
+  if (process.stdout.isTTY && !process.stdout.rows) process.stdout.rows = DEFAULT_ROWS;
+  if (process.stdout.isTTY && !process.stdout.columns) process.stdout.columns = DEFAULT_COLUMNS;
   const stdin = process.stdin;
   const ownRawMode = stdin.isTTY === true && !stdin.isRaw;
   try {
@@ -338,12 +344,6 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     if (loaded) timing.mark('ink-loaded');
     if (loaded && !stopBeforeInk) {
       const [{ render }, { appElement }] = loaded;
-      // A terminal nobody sized (a pty under `script` with no terminal of its own, some CI
-      // runners) reports 0 rows: Ink then takes every frame for a full screen and clears the
-      // terminal, scrollback included (ESC[3J; RELIABILITY F1). It gets the size the first frame
-      // assumed, until the terminal reports one (a resize sets both again).
-      if (process.stdout.isTTY && !process.stdout.rows) process.stdout.rows = DEFAULT_ROWS;
-      if (process.stdout.isTTY && !process.stdout.columns) process.stdout.columns = DEFAULT_COLUMNS;
       instance = render(
         appElement({ store: opts.store, clock, host, onKey, readOnly: opts.readOnly, actions: actionPort(clock), audit, incidentFields: readIncidentFields, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
         { exitOnCtrlC: true, patchConsole: false },
