@@ -15,6 +15,7 @@ import { installExtension } from './install-extension.js';
 import { statusJson } from '../model/status-json.js';
 import { processStartIdentity } from '../readers/process-probe.js';
 import { loadSnapshot } from './load-snapshot.js';
+import type { Snapshot } from '../model/snapshot.js';
 import { InputError, parseDuration, parseNow } from './parse-time.js';
 import { resolveHomes } from './resolve-homes.js';
 import { renderStatusTable } from './status-table.js';
@@ -106,7 +107,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
       const now = parseNow(opts.now, io.now);
       const since = opts.since ? now - parseDuration(opts.since) : null;
-      const snap = await loadSnapshot(homes, now, { cacheDir: defaultCacheDir() });
+      const snap = await readHomes(homes, now);
       const list = snap.incidents.filter((i) => (since === null || (i.at ?? 0) >= since) && (!opts.class || i.cls.includes(opts.class)));
       if (opts.json) {
         const doc = statusJson({ ...snap, incidents: list, roots: [] });
@@ -141,7 +142,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
           action,
           reason: opts.reason,
           yes: !!opts.yes,
-          snapshotLoader: (h) => loadSnapshot(h, io.now(), { cacheDir: defaultCacheDir() }),
+          snapshotLoader: (h) => readHomes(h, io.now()),
           io: { out: io.out, err: io.err, isTTY: io.isTTY && !!process.stdin.isTTY, now: io.now },
         });
       });
@@ -229,10 +230,15 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
   return code;
 }
 
+/** The one-shot read of `status`, `incidents` and the owner-action commands: with the dashboard's session cache. */
+function readHomes(homes: string[], now: number): Promise<Snapshot> {
+  return loadSnapshot(homes, now, { cacheDir: defaultCacheDir() });
+}
+
 async function printStatus(homes: string[], opts: { json: boolean; now?: number; remotes?: string[] }, io: Io): Promise<number> {
   const feeds = opts.remotes?.length ? await fetchRemotesOnce(opts.remotes, { clock: io.now }) : [];
   const now = opts.now ?? io.now();
-  const snap = mergeRemote(await loadSnapshot(homes, now, { cacheDir: defaultCacheDir() }), feeds, now);
+  const snap = mergeRemote(await readHomes(homes, now), feeds, now);
   io.out(opts.json ? JSON.stringify(statusJson(snap), null, 2) + '\n' : renderStatusTable(snap));
   return 0;
 }
