@@ -157,17 +157,17 @@ export async function runServe(opts: ServeOptions, io: RunServeIo): Promise<numb
  * the checkpoint ages, which a client counts from the instants it already has; it is answered
  * `304 Not Modified` (a big home's document is ~4 MB that a `--remote` dashboard would fetch,
  * parse and make rows of every 5 s). `boot` names the server's run (its pid and start time), so
- * a restarted server does not repeat a tag.
+ * a restarted server does not repeat a tag. The cache only moves on to a newer snapshot, so the
+ * last one and its number are all there is to remember.
  */
 export function snapshotTags(boot: string): { of(base: Snapshot): string } {
-  const ids = new WeakMap<Snapshot, number>();
-  let next = 1;
+  let last: Snapshot | null = null;
+  let id = 0;
   return {
     of(base) {
-      let id = ids.get(base);
-      if (id === undefined) {
-        id = next++;
-        ids.set(base, id);
+      if (base !== last) {
+        last = base;
+        id++;
       }
       return `"${boot}.${id}"`;
     },
