@@ -101,6 +101,68 @@ test('C1 [native, at start-up]: ENOSPC on the very first watch → degraded from
   }
 });
 
+/** The inodes of the directories process `pid` holds an inotify watch on (`/proc/<pid>/fdinfo`). */
+function watchedInodes(pid: number): Set<number> {
+  const inodes = new Set<number>();
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    let info = '';
+    try {
+      info = fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8');
+    } catch {
+      continue; // closed meanwhile
+    }
+    for (const m of info.matchAll(/^inotify wd:\S+ ino:([0-9a-f]+)/gm)) inodes.add(parseInt(m[1]!, 16));
+  }
+  return inodes;
+}
+
+test('C1 [kernel]: a real inotify limit below the home\'s directories (a user namespace with max_inotify_watches = 12) → degraded, the watches the kernel gave kept (and moved to a directory of many files made later), only the refused directories polled; appends in both visible within the poll interval + 250 ms', CASE, async (t) => {
+  const home = faultHome();
+  const LIMIT = 12;
+  // 30 working directories: 30 session directories, more than the limit.
+  const files = Array.from({ length: 30 }, (_, i) => newSession(home, `c1k-${i}`, [wake(`C1k ${i} 1`)], `/work/c1k-${i}`));
+  // A directory of 12 sessions made later (followed from the start: a path needs no file yet).
+  const densePaths = Array.from({ length: 12 }, (_, i) => sessionPath(home, `c1k-dense-${i}`, '/work/c1k-dense'));
+  const child = await runChildStore({ homes: [home], polling: false, reconcileMs: 60_000, focus: [...files, ...densePaths] }, { bundled: true, watchLimit: LIMIT });
+  try {
+    const s = await child.until((x) => x.progressDone && x.watchMode === 'degraded', 'the start, degraded by the kernel\'s ENOSPC', 30_000);
+    assert.equal(s.watchDetail, 'ENOSPC: no inotify watches left');
+    // The watches the kernel gave are kept (before: every watch was closed for a sweep of the whole home).
+    const inodes = watchedInodes(child.child.pid!);
+    const stats = await child.command('stats');
+    t.diagnostic(`C1 kernel: ${stats.watches} inotify watches held (limit ${LIMIT}) for ${files.length + 2} directories`);
+    assert.equal(stats.watches, LIMIT, 'every watch the kernel allows is held');
+    const native = files.filter((f) => inodes.has(fs.statSync(path.dirname(f)).ino));
+    const polled = files.filter((f) => !inodes.has(fs.statSync(path.dirname(f)).ino));
+    assert.ok(native.length > 0 && polled.length > 0, `session directories both watched (${native.length}) and polled (${polled.length})`);
+    // An append in a watched directory and one in a polled directory: both within interval + 250 ms.
+    for (const file of [native[0]!, polled[0]!]) {
+      const i = files.indexOf(file);
+      const seen = child.until((x) => x.focus[file]?.history.at(-1) === `C1k ${i} 2`, `the append to ${file}`, POLL_MS + 5_000);
+      const marks = await runWriter([{ op: 'append', file, text: wake(`C1k ${i} 2`) }, { op: 'mark', name: 'w' }]);
+      const latency = (await seen).stats.at - marks.get('w')!;
+      t.diagnostic(`C1 kernel: ${native.includes(file) ? 'watched' : 'polled'} directory, seen ${latency} ms after the write`);
+      assert.ok(latency <= POLL_MS + 250, `seen ${latency} ms after the write`);
+    }
+    // A directory of 12 sessions made now, past the limit: polled at first, then given the watch
+    // of a directory of one file (FallbackBackend.rebalance, REBALANCE_MS after the refusal).
+    const dense = Array.from({ length: 12 }, (_, i) => newSession(home, `c1k-dense-${i}`, [wake(`C1k dense ${i} 1`)], '/work/c1k-dense'));
+    assert.deepEqual(dense, densePaths);
+    const denseIno = fs.statSync(path.dirname(dense[0]!)).ino;
+    const madeAt = Date.now();
+    await waitFor(() => watchedInodes(child.child.pid!).has(denseIno), 'a native watch on the directory of 12 sessions', 15_000, 50);
+    t.diagnostic(`C1 kernel: the directory of 12 sessions watched natively ${Date.now() - madeAt} ms after it was made`);
+    assert.equal((await child.command('stats')).watches, LIMIT, 'a watch traded, none added');
+    const file = dense[11]!;
+    const seen = child.until((x) => x.focus[file]?.history.at(-1) === 'C1k dense 11 2', 'the append in the dense directory', POLL_MS + 5_000);
+    const marks = await runWriter([{ op: 'append', file, text: wake('C1k dense 11 2') }, { op: 'mark', name: 'w' }]);
+    assert.ok((await seen).stats.at - marks.get('w')! <= POLL_MS + 250);
+  } finally {
+    await child.stop();
+    removeHome(home);
+  }
+});
+
 test('C1 [polling]: forced polling needs no inotify watch at all → nothing to exhaust; appends visible within the poll interval + 250 ms', CASE, async () => {
   const home = faultHome();
   const file = newSession(home, 'c1p', [wake('C1p 1')]);

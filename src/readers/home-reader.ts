@@ -30,7 +30,7 @@ import type { JsonlPosition } from './small-jsonl.js';
 import { StateLogReader, stateLogEventOf } from './state-log.js';
 import { TimeSlices } from './time-slices.js';
 import { msFromNs } from './time-value.js';
-import { createWatchBackend, type FileStamp, type WatchBackend, type WatchFactory } from './watch-backend.js';
+import { createWatchBackend, FallbackBackend, type FileStamp, type WatchBackend, type WatchFactory } from './watch-backend.js';
 
 /** What a start waits for (HomeReader.start). */
 export interface StartOptions {
@@ -1051,15 +1051,14 @@ export class HomeReader {
     this.closeProbes.add(t);
   }
 
-  private startWatcher(dirs: { dir: string; ino: number }[], degraded: string | null = null): void {
-    const backend = this.opts.watchFactory(
-      { changed: (file) => this.hint(file), failed: (err) => this.onWatchError(err) },
-      { polling: this.opts.polling, pollMs: this.opts.pollMs, files: () => this.stamps() },
-    );
+  private startWatcher(dirs: { dir: string; ino: number }[]): void {
+    const sink = { changed: (file: string) => this.hint(file), failed: () => undefined };
+    const opts = { polling: this.opts.polling, pollMs: this.opts.pollMs, files: () => this.stamps(), now: this.opts.now };
+    // Forced polling (`--poll`) polls everything; otherwise native watches, and past the inotify
+    // limit the refused directories alone are polled (FallbackBackend).
+    const backend = this.opts.polling ? this.opts.watchFactory(sink, opts) : new FallbackBackend(this.opts.watchFactory, sink, opts, (err) => this.onWatchRefused(err));
     this.backend = backend;
-    // The banner reads "file watching degraded - polling every N s (<detail>)": the detail is the cause.
-    if (degraded !== null) this.push({ type: 'watch-mode', mode: 'degraded', detail: degraded });
-    else this.push({ type: 'watch-mode', mode: this.opts.polling ? 'polling' : 'native', detail: this.opts.polling ? 'forced' : null });
+    this.push({ type: 'watch-mode', mode: this.opts.polling ? 'polling' : 'native', detail: this.opts.polling ? 'forced' : null });
     this.syncWatches(dirs);
   }
 
@@ -1072,12 +1071,10 @@ export class HomeReader {
       const d = dirs[i]!;
       want.add(d.dir);
       backend.addDir(d.dir, d.ino);
-      if (this.backend !== backend) return; // it failed and was replaced; the new one has them all
     }
     for (const file of this.stateLogs.keys()) {
       want.add(path.dirname(file));
       backend.addDir(path.dirname(file));
-      if (this.backend !== backend) return;
     }
     for (const dir of backend.dirs()) if (!want.has(dir)) backend.removeDir(dir);
   }
@@ -1088,17 +1085,15 @@ export class HomeReader {
     for (const [file, k] of this.known) if (k.size >= 0) yield [file, k];
   }
 
-  private onWatchError(err: NodeJS.ErrnoException): void {
-    if (this.stopped || this.opts.polling) return;
-    // ENOSPC (inotify watches exhausted) or EMFILE: fall back to polling, and say so.
+  /** The kernel refused a watch (ENOSPC: no inotify watches left; EMFILE): say so; that directory is polled from now on. */
+  private onWatchRefused(err: NodeJS.ErrnoException): void {
+    if (this.stopped) return;
     const code = err.code ?? 'error';
-    this.opts.polling = true;
-    const dirs = this.backend?.dirs() ?? [];
-    this.backend?.close();
-    this.backend = null;
+    // The banner reads "file watching degraded - polling every N s (<detail>)": the detail is the cause.
     const why = code === 'ENOSPC' ? 'ENOSPC: no inotify watches left' : code === 'EMFILE' ? 'EMFILE: too many open files' : code;
-    this.startWatcher(dirs.map((dir) => ({ dir, ino: -1 })), why);
+    this.push({ type: 'watch-mode', mode: 'degraded', detail: why });
     this.flush();
+    // A watch that failed while running (not before its directory was listed) may have missed a change.
     this.kickReconcile();
   }
 

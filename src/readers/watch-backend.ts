@@ -10,7 +10,8 @@
  *   keep the event loop free (`statSync` costs a few µs; an async stat costs several times more).
  *
  * A native watch that cannot be made (ENOSPC: inotify watches exhausted; EMFILE) is reported
- * through `failed`, and the reader falls back to polling.
+ * through `failed`. `FallbackBackend` keeps the native watches the kernel gave and polls only the
+ * directories it refused (and the files in them).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,8 +21,8 @@ import { nextTurn } from './time-slices.js';
 export interface WatchSink {
   /** Something at `file` may have changed: appended, created, removed, renamed, chmod-ed. */
   changed(file: string): void;
-  /** The backend cannot go on (e.g. ENOSPC); the caller should switch to polling. */
-  failed(err: NodeJS.ErrnoException): void;
+  /** The backend could not watch `dir` (ENOSPC: no inotify watches left; EMFILE): it must be polled. */
+  failed(err: NodeJS.ErrnoException, dir: string): void;
 }
 
 /** A running backend. */
@@ -34,6 +35,12 @@ export interface WatchBackend {
   dirs(): string[];
   /** Whether `dir` is watched (without listing them all). */
   has(dir: string): boolean;
+  /**
+   * Polling only: stops polling `dir` after a last look at it and at the files directly in it,
+   * hinting what changed since the last sweep (a native watch has just been set on it: nothing
+   * changed before that watch is lost between the two).
+   */
+  release?(dir: string): void;
   close(): void;
 }
 
@@ -49,6 +56,8 @@ export interface WatchBackendOptions {
   files: () => Iterable<[string, FileStamp]>;
   /** Stats per slice before yielding to the event loop (polling). */
   sliceSize?: number;
+  /** The clock the files' mtimes are compared with (FallbackBackend.rebalance; default Date.now). */
+  now?: () => number;
 }
 
 /** Builds a backend; tests pass their own to inject watcher faults (RELIABILITY C1, C2). */
@@ -84,12 +93,12 @@ class NativeBackend implements WatchBackend {
       const e = err as NodeJS.ErrnoException;
       // Gone or unreadable before we got to it: the reconcile sweep reports and retries it.
       if (e.code === 'ENOENT' || e.code === 'ENOTDIR' || e.code === 'EACCES' || e.code === 'EPERM') return;
-      this.sink.failed(e);
+      this.sink.failed(e, dir);
       return;
     }
     watcher.on('error', (err: NodeJS.ErrnoException) => {
       this.removeDir(dir);
-      if (err.code === 'ENOSPC' || err.code === 'EMFILE') this.sink.failed(err);
+      if (err.code === 'ENOSPC' || err.code === 'EMFILE') this.sink.failed(err, dir);
       else this.sink.changed(dir);
     });
     this.watches.set(dir, { watcher, ino });
@@ -113,6 +122,188 @@ class NativeBackend implements WatchBackend {
   close(): void {
     this.closed = true;
     for (const dir of [...this.watches.keys()]) this.removeDir(dir);
+  }
+}
+
+/** How long after the last refused watch the watches are moved to the densest directories. */
+export const REBALANCE_MS = 2_000;
+/** A polled directory takes a watch from a watched one only if it has at least this many more files. */
+const REBALANCE_MIN_FILES = 4;
+/** While directories are polled, the watches are rebalanced this often. */
+const REBALANCE_EVERY_MS = 60_000;
+/** A directory with a file changed this recently is followed by a watch before one without. */
+export const REBALANCE_RECENT_MS = 10 * 60_000;
+
+/**
+ * Native watches where the kernel gives them, a polling sweep for the directories it refused.
+ * A home with more directories than the inotify budget left (the kernel's default on older
+ * systems is 8 192 watches per user, shared with every editor and tool) keeps its native watches
+ * and their latency; only the refused directories, and the files directly in them, are stat'ed
+ * every `pollMs` — not the whole home, as when every watch was given up at the first refusal
+ * (measured on the big benchmark home with room for half its directories: see
+ * docs/PERFORMANCE.md, "Past the inotify limit, only the rest polled").
+ *
+ * After a refusal, new directories go straight to the sweep (no failing system call and error
+ * each) until a native watch is given back. `onDegraded` is told of the first refusal, with its
+ * cause.
+ *
+ * The walk hands the watches out in its order, and on a pi home the directories are far from
+ * equal: on the big benchmark home sessions/'s 1 412 directories hold a file or so each and come
+ * first, while 6 directories (the checkpoints and the incidents) hold 6 227 of its 8 445 files.
+ * So `REBALANCE_MS` after the last refusal, and every `REBALANCE_EVERY_MS` while any directory is
+ * polled, the watches go to the directories with the most files, then to those changed recently
+ * (`rebalance`).
+ */
+export class FallbackBackend implements WatchBackend {
+  /** Native: the reader's re-checks of recently changed files go on (they back up native hints). */
+  readonly mode = 'native' as const;
+  private readonly native: WatchBackend;
+  private poller: WatchBackend | null = null;
+  /** The kernel refused a watch and none has been given back since. */
+  private full = false;
+  private closed = false;
+  private rebalanceTimer: NodeJS.Timeout | null = null;
+  private rebalancing = false;
+
+  constructor(
+    private readonly factory: WatchFactory,
+    private readonly sink: WatchSink,
+    private readonly opts: WatchBackendOptions,
+    private readonly onDegraded: (err: NodeJS.ErrnoException) => void,
+  ) {
+    this.native = factory({ changed: (file) => sink.changed(file), failed: (err, dir) => this.refused(err, dir) }, { ...opts, polling: false });
+  }
+
+  addDir(dir: string, ino?: number): void {
+    if (this.closed || this.poller?.has(dir)) return;
+    if (this.full && !this.native.has(dir)) this.poll(dir);
+    else this.native.addDir(dir, ino);
+  }
+
+  removeDir(dir: string): void {
+    if (this.poller?.has(dir)) this.poller.removeDir(dir);
+    else if (this.native.has(dir)) {
+      this.native.removeDir(dir);
+      this.full = false;
+    }
+  }
+
+  dirs(): string[] {
+    return this.poller ? [...this.native.dirs(), ...this.poller.dirs()] : this.native.dirs();
+  }
+
+  has(dir: string): boolean {
+    return this.native.has(dir) || (this.poller?.has(dir) ?? false);
+  }
+
+  /** The directories polled because the kernel refused them a watch. */
+  polledDirs(): number {
+    return this.poller?.dirs().length ?? 0;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.rebalanceTimer) clearTimeout(this.rebalanceTimer);
+    this.rebalanceTimer = null;
+    this.native.close();
+    this.poller?.close();
+    this.poller = null;
+  }
+
+  /**
+   * Moves the native watches to where they save the most, in two passes over the files the reader
+   * knows, counted per directory with the newest mtime among them:
+   * - density: while the polled directory with the most files has more than twice as many, and at
+   *   least `REBALANCE_MIN_FILES` more, as the watched one with the fewest, the two trade places
+   *   (each file moved from the sweep is a stat less every `pollMs`);
+   * - recency: then a polled directory with a file changed in the last `REBALANCE_RECENT_MS` takes
+   *   the watch of one with nothing changed in that time and no more files (the sweep grows by
+   *   nothing): a lane running now is followed at the watch's latency, not the sweep's.
+   * The watched one is polled before its watch is removed, and the polled one released only once
+   * its watch is set, after a last look (`release`): nothing changed meanwhile is missed. Returns
+   * the number of trades.
+   */
+  rebalance(): number {
+    const poller = this.poller;
+    if (this.closed || poller === null || !poller.release) return 0;
+    const counts = new Map<string, number>();
+    const newest = new Map<string, number>();
+    for (const [file, stamp] of this.opts.files()) {
+      const dir = file.slice(0, file.lastIndexOf(path.sep));
+      counts.set(dir, (counts.get(dir) ?? 0) + 1);
+      if (stamp.mtimeMs > (newest.get(dir) ?? -Infinity)) newest.set(dir, stamp.mtimeMs);
+    }
+    const count = (dir: string) => counts.get(dir) ?? 0;
+    const trade = (toWatch: string, toPoll: string): boolean => {
+      poller.addDir(toPoll);
+      this.native.removeDir(toPoll);
+      // The watch just freed; refused (another process took it), `toWatch` simply stays polled.
+      this.rebalancing = true;
+      this.native.addDir(toWatch, statOrNull(toWatch)?.ino);
+      this.rebalancing = false;
+      if (!this.native.has(toWatch)) return false;
+      poller.release!(toWatch);
+      return true;
+    };
+    let trades = 0;
+    const polled = poller.dirs().sort((a, b) => count(b) - count(a));
+    const watched = this.native.dirs().sort((a, b) => count(a) - count(b));
+    for (let i = 0; i < polled.length && i < watched.length; i++) {
+      const dense = polled[i]!;
+      const sparse = watched[i]!;
+      if (count(dense) <= 2 * count(sparse) || count(dense) - count(sparse) < REBALANCE_MIN_FILES) break;
+      if (!trade(dense, sparse)) return trades;
+      trades++;
+    }
+    const horizon = (this.opts.now ?? Date.now)() - REBALANCE_RECENT_MS;
+    const at = (dir: string) => newest.get(dir) ?? -Infinity;
+    const recent = poller.dirs().filter((d) => at(d) >= horizon).sort((a, b) => at(b) - at(a));
+    const stale = this.native.dirs().filter((d) => at(d) < horizon).sort((a, b) => count(a) - count(b) || at(a) - at(b));
+    for (let i = 0, j = 0; i < recent.length && j < stale.length; i++) {
+      if (count(stale[j]!) > count(recent[i]!)) continue; // the sweep would grow: the next recent one may have more files
+      if (!trade(recent[i]!, stale[j]!)) return trades;
+      trades++;
+      j++;
+    }
+    return trades;
+  }
+
+  private refused(err: NodeJS.ErrnoException, dir: string): void {
+    if (this.closed) return;
+    const first = this.poller === null;
+    this.full = true;
+    this.poll(dir);
+    if (first) this.onDegraded(err);
+    // Once the refusals stop (the walk is over), the watches go where they save the most; not
+    // again for a refusal within a rebalance (a watch taken by another process meanwhile).
+    if (!this.rebalancing) this.scheduleRebalance(REBALANCE_MS);
+  }
+
+  /** A rebalance in `ms`, and then every `REBALANCE_EVERY_MS` while directories are polled (lanes start and end). */
+  private scheduleRebalance(ms: number): void {
+    if (this.rebalanceTimer) clearTimeout(this.rebalanceTimer);
+    this.rebalanceTimer = setTimeout(() => {
+      this.rebalanceTimer = null;
+      this.rebalance();
+      if (this.polledDirs() > 0 && !this.closed) this.scheduleRebalance(REBALANCE_EVERY_MS);
+    }, ms);
+    this.rebalanceTimer.unref();
+  }
+
+  private poll(dir: string): void {
+    if (this.poller === null) {
+      const files = this.opts.files;
+      const polled = (file: string) => this.poller!.has(file.slice(0, file.lastIndexOf(path.sep)));
+      this.poller = this.factory(this.sink, {
+        ...this.opts,
+        polling: true,
+        // Only the files directly in a polled directory: the others have a native watch.
+        *files() {
+          for (const entry of files()) if (polled(entry[0])) yield entry;
+        },
+      });
+    }
+    this.poller.addDir(dir);
   }
 }
 
@@ -179,22 +370,41 @@ class PollingBackend implements WatchBackend {
     this.timer.unref();
   }
 
+  release(dir: string): void {
+    const seen = this.watched.get(dir);
+    if (!seen) return;
+    this.lookAt(dir, seen);
+    // Its files while it is still polled (`files` may be limited to the polled directories).
+    const prefix = dir + path.sep;
+    for (const [file, stamp] of this.opts.files()) {
+      if (!file.startsWith(prefix) || file.indexOf(path.sep, prefix.length) >= 0) continue;
+      const known = this.files.get(file);
+      if (!sameStat(statNow(file), known === undefined ? stamp : known.seen)) this.sink.changed(file);
+      this.files.delete(file);
+    }
+    this.watched.delete(dir);
+  }
+
+  /** A directory whose stat changed is listed again: its new and removed names are hinted. */
+  private lookAt(dir: string, seen: { stat: Seen | null; names: Set<string> | null }): void {
+    const st = statOrNull(dir);
+    if (sameStat(st, seen.stat)) return;
+    seen.stat = st;
+    const names = st ? listOrNull(dir) : null;
+    const before = seen.names ?? new Set<string>();
+    const after = names ?? new Set<string>();
+    for (const name of after) if (!before.has(name)) this.sink.changed(path.join(dir, name));
+    for (const name of before) if (!after.has(name)) this.sink.changed(path.join(dir, name));
+    seen.names = names;
+    if (!st) this.sink.changed(dir);
+  }
+
   private async sweep(): Promise<void> {
     // The loop yields once per slice, not a promise per entry.
     let n = 0;
     for (const [dir, seen] of [...this.watched]) {
       if (this.closed) return;
-      const st = statOrNull(dir);
-      if (!sameStat(st, seen.stat)) {
-        seen.stat = st;
-        const names = st ? listOrNull(dir) : null;
-        const before = seen.names ?? new Set<string>();
-        const after = names ?? new Set<string>();
-        for (const name of after) if (!before.has(name)) this.sink.changed(path.join(dir, name));
-        for (const name of before) if (!after.has(name)) this.sink.changed(path.join(dir, name));
-        seen.names = names;
-        if (!st) this.sink.changed(dir);
-      }
+      this.lookAt(dir, seen);
       if (++n % this.sliceSize === 0) await nextTurn();
     }
     // Polling stats every known file each second (10 000 on a big home): per file one stat and no

@@ -82,6 +82,12 @@ export interface ChildSpawn {
   bundled?: boolean;
   /** Extra environment. */
   env?: Record<string, string>;
+  /**
+   * A kernel limit of inotify watches for the child (RELIABILITY C1): it runs in a user namespace
+   * of its own (`unshare -U -r`) whose `max_inotify_watches` is set to this, so the kernel's own
+   * ENOSPC comes at that count, and nothing outside the namespace is touched.
+   */
+  watchLimit?: number;
 }
 
 let bundled: Promise<string> | null = null;
@@ -110,7 +116,9 @@ export async function runChildStore(cfg: ChildConfig, how: ChildSpawn = {}): Pro
   if (!how.env?.CHOKIDAR_USEPOLLING) delete env.CHOKIDAR_USEPOLLING;
   const args = [how.bundled ? await bundledMain() : MAIN];
   const child =
-    how.ulimitFiles !== undefined
+    how.watchLimit !== undefined
+      ? spawn('unshare', ['-U', '-r', 'bash', '-c', `echo ${how.watchLimit} > /proc/sys/user/max_inotify_watches && exec "$0" "$@"`, process.execPath, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+      : how.ulimitFiles !== undefined
       ? spawn('bash', ['-c', `ulimit -n ${how.ulimitFiles} && exec "$0" "$@"`, process.execPath, ...args], { env, uid: how.uid, gid: how.gid, stdio: ['pipe', 'pipe', 'pipe'] })
       : spawn(process.execPath, args, { env, uid: how.uid, gid: how.gid, stdio: ['pipe', 'pipe', 'pipe'] });
   let latest: ChildState | null = null;

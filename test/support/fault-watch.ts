@@ -2,7 +2,7 @@
  * Fault-injecting watch backends for the HomeReader seam (`watchFactory`): the real backend
  * underneath, with its hints dropped, held back, or its native watches refused with an errno.
  */
-import { createWatchBackend, type WatchBackend, type WatchFactory, type WatchSink } from '../../src/readers/watch-backend.js';
+import { createWatchBackend, type WatchBackend, type WatchBackendOptions, type WatchFactory, type WatchSink } from '../../src/readers/watch-backend.js';
 
 /** A switch the test flips while the store runs. */
 export interface Gate {
@@ -21,7 +21,7 @@ export function droppingFactory(gate: Gate): WatchFactory {
           if (gate.closed) gate.count++;
           else sink.changed(file);
         },
-        failed: (err) => sink.failed(err),
+        failed: (err, dir) => sink.failed(err, dir),
       },
       opts,
     );
@@ -39,7 +39,7 @@ export function holdingFactory(gate: Gate): { factory: WatchFactory; release: ()
             held.push({ sink, file });
           } else sink.changed(file);
         },
-        failed: (err) => sink.failed(err),
+        failed: (err, dir) => sink.failed(err, dir),
       },
       opts,
     );
@@ -57,16 +57,39 @@ export function holdingFactory(gate: Gate): { factory: WatchFactory; release: ()
  * (RELIABILITY C1: inotify watches exhausted). The fall-back polling backend is the real one.
  */
 export function refusingFactory(code: 'ENOSPC' | 'EMFILE', gate: Gate): WatchFactory {
+  return refusing(code, () => gate.closed, () => gate.count++);
+}
+
+/** What `limitedFactory` made: the options and backends of the polling sweeps. */
+export interface Made {
+  polling: WatchBackendOptions[];
+  pollers: WatchBackend[];
+}
+
+/**
+ * The native backend, except that a new watch is refused with ENOSPC once `limit.n` are held, as
+ * the kernel does at its inotify limit (`limit.refused` counts the refusals); `made` records the
+ * polling sweeps built, which are the real ones.
+ */
+export function limitedFactory(limit: { n: number; refused: number }, made?: Made): WatchFactory {
+  return refusing('ENOSPC', (real) => real.dirs().length >= limit.n, () => limit.refused++, made);
+}
+
+function refusing(code: 'ENOSPC' | 'EMFILE', refuse: (real: WatchBackend) => boolean, counted: () => void, made?: Made): WatchFactory {
   return (sink, opts) => {
     const real = createWatchBackend(sink, opts);
-    if (opts.polling) return real;
+    if (opts.polling) {
+      made?.polling.push(opts);
+      made?.pollers.push(real);
+      return real;
+    }
     const wrapped: WatchBackend = {
       mode: real.mode,
       addDir(dir, ino) {
-        if (gate.closed && !real.has(dir)) {
-          gate.count++;
+        if (!real.has(dir) && refuse(real)) {
+          counted();
           const message = code === 'ENOSPC' ? `ENOSPC: System limit for number of file watchers reached, watch '${dir}'` : `EMFILE: too many open files, watch '${dir}'`;
-          sink.failed(Object.assign(new Error(message), { code, syscall: 'watch', path: dir }));
+          sink.failed(Object.assign(new Error(message), { code, syscall: 'watch', path: dir }), dir);
           return;
         }
         real.addDir(dir, ino);
