@@ -181,13 +181,16 @@ export function clearHomeCaches(cacheDir) {
  * command runs (executed: its first lines exec node with its own flags), with this process's node
  * first on PATH; `nodeArgs` runs `node <nodeArgs> bin/loop-dash.js` instead (those flags only).
  */
-export function startApp({ home, rows = 60, cols = 200, env = {}, args = [], nodeArgs = [], marksFile }) {
+export function startApp({ home, rows = 60, cols = 200, env = {}, args = [], nodeArgs = [], marksFile, watchLimit = null }) {
   fs.rmSync(marksFile, { force: true });
   const bin = shq(path.join(repo, 'bin', 'loop-dash.js'));
   const launch = nodeArgs.length > 0 ? `${shq(process.execPath)} ${nodeArgs.map(shq).join(' ')} ${bin}` : bin;
-  const cmd = `stty rows ${rows} cols ${cols}; exec ${launch} --home ${shq(home)} ${args.map(shq).join(' ')}`;
+  // With `watchLimit`: a kernel limit of inotify watches, in a user namespace of the app's own
+  // (`unshare -U -r`; its max_inotify_watches), nothing outside it touched.
+  const limit = watchLimit === null ? '' : `echo ${Number(watchLimit)} > /proc/sys/user/max_inotify_watches; `;
+  const cmd = `${limit}stty rows ${rows} cols ${cols}; exec ${launch} --home ${shq(home)} ${args.map(shq).join(' ')}`;
   const t0 = now();
-  const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
+  const child = spawn(watchLimit === null ? 'script' : 'unshare', [...(watchLimit === null ? [] : ['-U', '-r', 'script']), '-qfec', cmd, '/dev/null'], {
     cwd: repo,
     env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`, CI: '0', TERM: 'xterm-256color', LOOP_DASH_TIMING: marksFile, LOOP_DASH_BUNDLE: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@
 /**
  * `npm run bench`: how loop-dash behaves on a big pi home, measured side by side in one run.
  *
- *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only floor,start,keys,live,scale,remote,status]
+ *   node bench/run.mjs [--quick] [--10g] [--runs N] [--only floor,start,keys,live,scale,remote,status,degraded]
  *
  * --quick (or CI=true): fewer runs, a smaller big home, 10 s idle windows. --10g: also generate a
  * 10 GB home (disk permitting) and compare peak RSS. Figures are medians (and p50/p99 for
@@ -195,6 +195,37 @@ function statusSection(home) {
   const first = once();
   const again = Array.from({ length: RUNS }, once);
   return { first, again };
+}
+
+/**
+ * Past the inotify limit (RELIABILITY C1): a warm dashboard on `home` idle (its live countdowns
+ * running) natively, with a kernel limit of watches at half its directories (a user namespace of
+ * its own: the kernel's ENOSPC, `FallbackBackend`), and with every directory polled (`--poll`,
+ * the sweep the dashboard fell back to for the whole home at the first ENOSPC until 12-07):
+ * CPU over `IDLE_S` after a 10 s settle, and the inotify watches it held.
+ */
+async function degradedSection(home) {
+  let dirs = 0;
+  const walk = (dir) => {
+    dirs++;
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(dir, e.name));
+  };
+  walk(home);
+  const limit = Math.floor(dirs / 2);
+  const out = { dirs, limit };
+  for (const [mode, opts] of [['native', {}], ['limited', { watchLimit: limit }], ['polled', { args: ['--poll'] }]]) {
+    const app = startApp({ home, env: appEnv, marksFile: path.join(scratch, `degraded-${mode}-marks.jsonl`), ...opts });
+    try {
+      await untilOneTimeWorkDone(app);
+      await sleep(10_000);
+      const idle = await cpuOver(app.pid(), IDLE_S);
+      out[mode] = { idle, watches: procFds(app.pid()).watches };
+      log(`  ${mode}: idle ${idle.toFixed(2)} %, ${out[mode].watches} watches`);
+    } finally {
+      await app.quit();
+    }
+  }
+  return out;
 }
 
 // ---- floor ------------------------------------------------------------------------------------
@@ -981,6 +1012,16 @@ async function main() {
       row('status', `exec → exit, the first run (no cache) / later runs (median of ${RUNS})`, `${st.first.ms.toFixed(0)} / ${median(st.again.map((r) => r.ms)).toFixed(0)}`, 'ms');
       row('status', 'bytes read (rchar / home), the first run / later runs', `${share(st.first.rchar).toFixed(2)} / ${share(median(st.again.map((r) => r.rchar))).toFixed(3)}`, '%');
       row('status', 'the JSON document printed', st.first.bytes / MB, 'MB');
+      pressure();
+    }
+
+    if (want('degraded')) {
+      const pressure = pressureOver('degraded');
+      log('degraded: the big home idle natively, with a kernel limit of watches at half its directories, and all polled (--poll)');
+      const dg = await degradedSection(big.home);
+      results.degraded = dg;
+      row('degraded', `idle CPU over ${IDLE_S} s, big: native / watches limited to half its ${dg.dirs} directories / all polled (not one of the issue's figures)`, `${dg.native.idle.toFixed(2)} / ${dg.limited.idle.toFixed(2)} / ${dg.polled.idle.toFixed(2)}`, '%');
+      row('degraded', '  inotify watches held: native / limited (the limit) / all polled', `${dg.native.watches} / ${dg.limited.watches} (${dg.limit}) / ${dg.polled.watches}`, '');
       pressure();
     }
 

@@ -352,7 +352,7 @@ export function createExporter(opts: ExporterOptions): Exporter {
   });
   new Gauge({
     name: 'loop_dash_watch_mode',
-    help: 'How files are followed: 1 for the current mode (native file events, forced polling, or degraded to polling after a watcher error).',
+    help: 'How files are followed: 1 for the current mode (native file events, forced polling, or degraded: the directories refused a watch polled).',
     labelNames: ['mode'],
     registers,
     collect() {
@@ -362,7 +362,7 @@ export function createExporter(opts: ExporterOptions): Exporter {
   });
   new Gauge({
     name: 'loop_dash_watch_degraded',
-    help: '1 when file watching failed (ENOSPC, EMFILE) and the exporter fell back to polling.',
+    help: '1 when the kernel refused a file watch (ENOSPC, EMFILE) and the directories without one are polled.',
     registers,
     collect() {
       this.set(current().snap.watchMode.mode === 'degraded' ? 1 : 0);
