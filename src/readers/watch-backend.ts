@@ -38,9 +38,10 @@ export interface WatchBackend {
   /**
    * Polling only: stops polling `dir` after a last look at it and at the files directly in it,
    * hinting what changed since the last sweep (a native watch has just been set on it: nothing
-   * changed before that watch is lost between the two).
+   * changed before that watch is lost between the two). `files`: the files known in `dir`, when
+   * the caller has them (else they are picked out of every file known).
    */
-  release?(dir: string): void;
+  release?(dir: string, files?: Iterable<[string, FileStamp]>): void;
   close(): void;
 }
 
@@ -228,10 +229,18 @@ export class FallbackBackend implements WatchBackend {
     if (this.closed || poller === null || !poller.release) return 0;
     const counts = new Map<string, number>();
     const newest = new Map<string, number>();
-    for (const [file, stamp] of this.opts.files()) {
+    // The polled directories' files, for their release (one pass over the files known, not one a trade).
+    const polledFiles = new Map<string, [string, FileStamp][]>();
+    for (const entry of this.opts.files()) {
+      const [file, stamp] = entry;
       const dir = file.slice(0, file.lastIndexOf(path.sep));
       counts.set(dir, (counts.get(dir) ?? 0) + 1);
       if (stamp.mtimeMs > (newest.get(dir) ?? -Infinity)) newest.set(dir, stamp.mtimeMs);
+      if (poller.has(dir)) {
+        const list = polledFiles.get(dir);
+        if (list) list.push(entry);
+        else polledFiles.set(dir, [entry]);
+      }
     }
     const count = (dir: string) => counts.get(dir) ?? 0;
     const trade = (toWatch: string, toPoll: string): boolean => {
@@ -242,7 +251,7 @@ export class FallbackBackend implements WatchBackend {
       this.native.addDir(toWatch, statOrNull(toWatch)?.ino);
       this.rebalancing = false;
       if (!this.native.has(toWatch)) return false;
-      poller.release!(toWatch);
+      poller.release!(toWatch, polledFiles.get(toWatch) ?? []);
       return true;
     };
     let trades = 0;
@@ -370,13 +379,13 @@ class PollingBackend implements WatchBackend {
     this.timer.unref();
   }
 
-  release(dir: string): void {
+  release(dir: string, files?: Iterable<[string, FileStamp]>): void {
     const seen = this.watched.get(dir);
     if (!seen) return;
     this.lookAt(dir, seen);
-    // Its files while it is still polled (`files` may be limited to the polled directories).
+    // Its files while it is still polled (`opts.files` may be limited to the polled directories).
     const prefix = dir + path.sep;
-    for (const [file, stamp] of this.opts.files()) {
+    for (const [file, stamp] of files ?? this.opts.files()) {
       if (!file.startsWith(prefix) || file.indexOf(path.sep, prefix.length) >= 0) continue;
       const known = this.files.get(file);
       if (!sameStat(statNow(file), known === undefined ? stamp : known.seen)) this.sink.changed(file);
