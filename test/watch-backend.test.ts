@@ -195,3 +195,31 @@ test('FallbackBackend.rebalance: a polled directory changed in the last 10 minut
     fs.rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('FallbackBackend.rebalance: a trade whose directory went away meanwhile leaves the freed watch to the next directory', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ld-fallback-'));
+  try {
+    const { dirs, filesOf } = dirsWithFiles(root, [1, 1, 1, 12]);
+    const known = new Map(filesOf.flat().map((f) => [f, stampOf(f)]));
+    const limit = { n: 3, refused: 0 };
+    const made: Made = { polling: [], pollers: [] };
+    const backend = new FallbackBackend(limitedFactory(limit, made), { changed: () => undefined, failed: () => undefined }, { polling: false, pollMs: 60_000, files: () => known.entries() }, () => undefined);
+    try {
+      for (const d of dirs) backend.addDir(d);
+      assert.ok(made.pollers[0]!.has(dirs[3]!));
+      // Gone before its trade: no watch can be set on it (ENOENT), and the kernel refused nothing.
+      fs.rmSync(dirs[3]!, { recursive: true });
+      assert.equal(backend.rebalance(), 0);
+      const refusedBefore = limit.refused;
+      const d4 = path.join(root, 'd4');
+      fs.mkdirSync(d4);
+      backend.addDir(d4);
+      assert.ok(backend.has(d4) && !made.pollers[0]!.has(d4), 'the next directory takes the watch the trade freed');
+      assert.equal(limit.refused, refusedBefore, 'without asking the kernel in vain');
+    } finally {
+      backend.close();
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -1085,7 +1085,7 @@ export class HomeReader {
     for (const [file, k] of this.known) if (k.size >= 0) yield [file, k];
   }
 
-  /** The kernel refused a watch (ENOSPC: no inotify watches left; EMFILE): say so; that directory is polled from now on. */
+  /** The kernel refused a watch (ENOSPC: no inotify watches left; EMFILE): say so (the directories without a watch are polled: FallbackBackend). */
   private onWatchRefused(err: NodeJS.ErrnoException): void {
     if (this.stopped) return;
     const code = err.code ?? 'error';

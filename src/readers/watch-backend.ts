@@ -165,6 +165,7 @@ export class FallbackBackend implements WatchBackend {
   private closed = false;
   private rebalanceTimer: NodeJS.Timeout | null = null;
   private rebalancing = false;
+  private refusedInTrade = false;
 
   constructor(
     private readonly factory: WatchFactory,
@@ -248,9 +249,14 @@ export class FallbackBackend implements WatchBackend {
       this.native.removeDir(toPoll);
       // The watch just freed; refused (another process took it), `toWatch` simply stays polled.
       this.rebalancing = true;
+      this.refusedInTrade = false;
       this.native.addDir(toWatch, statOrNull(toWatch)?.ino);
       this.rebalancing = false;
-      if (!this.native.has(toWatch)) return false;
+      if (!this.native.has(toWatch)) {
+        // Not refused (the directory went away meanwhile): the freed watch is there for the next one.
+        if (!this.refusedInTrade) this.full = false;
+        return false;
+      }
       poller.release!(toWatch, polledFiles.get(toWatch) ?? []);
       return true;
     };
@@ -283,6 +289,7 @@ export class FallbackBackend implements WatchBackend {
     this.full = true;
     this.poll(dir);
     if (first) this.onDegraded(err);
+    if (this.rebalancing) this.refusedInTrade = true;
     // Once the refusals stop (the walk is over), the watches go where they save the most; not
     // again for a refusal within a rebalance (a watch taken by another process meanwhile).
     if (!this.rebalancing) this.scheduleRebalance(REBALANCE_MS);
