@@ -234,7 +234,7 @@ export class FallbackBackend implements WatchBackend {
     const polledFiles = new Map<string, [string, FileStamp][]>();
     for (const entry of this.opts.files()) {
       const [file, stamp] = entry;
-      const dir = file.slice(0, file.lastIndexOf(path.sep));
+      const dir = parentOf(file);
       counts.set(dir, (counts.get(dir) ?? 0) + 1);
       if (stamp.mtimeMs > (newest.get(dir) ?? -Infinity)) newest.set(dir, stamp.mtimeMs);
       if (poller.has(dir)) {
@@ -309,7 +309,7 @@ export class FallbackBackend implements WatchBackend {
   private poll(dir: string): void {
     if (this.poller === null) {
       const files = this.opts.files;
-      const polled = (file: string) => this.poller!.has(file.slice(0, file.lastIndexOf(path.sep)));
+      const polled = (file: string) => this.poller!.has(parentOf(file));
       this.poller = this.factory(this.sink, {
         ...this.opts,
         polling: true,
@@ -391,9 +391,8 @@ class PollingBackend implements WatchBackend {
     if (!seen) return;
     this.lookAt(dir, seen);
     // Its files while it is still polled (`opts.files` may be limited to the polled directories).
-    const prefix = dir + path.sep;
     for (const [file, stamp] of files ?? this.opts.files()) {
-      if (!file.startsWith(prefix) || file.indexOf(path.sep, prefix.length) >= 0) continue;
+      if (parentOf(file) !== dir) continue;
       const known = this.files.get(file);
       if (!sameStat(statNow(file), known === undefined ? stamp : known.seen)) this.sink.changed(file);
       this.files.delete(file);
@@ -446,6 +445,11 @@ class PollingBackend implements WatchBackend {
     }
     for (const [file, known] of this.files) if (known.sweep !== sweep) this.files.delete(file);
   }
+}
+
+/** The directory a known file is directly in (the walk's paths are joined, so no normalising). */
+function parentOf(file: string): string {
+  return file.slice(0, file.lastIndexOf(path.sep));
 }
 
 function statOrNull(p: string): Seen | null {
