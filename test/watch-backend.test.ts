@@ -5,13 +5,13 @@
  * are held, as the kernel does with ENOSPC (reliability-c.test.ts runs the same against a real
  * kernel limit).
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createWatchBackend, FallbackBackend, type FileStamp, type WatchFactory } from '../src/readers/watch-backend.js';
-import { limitedFactory, type Made } from './support/fault-watch.js';
+import { FallbackBackend, type FileStamp, type WatchFactory } from '../src/readers/watch-backend.js';
+import { limitedFactory, refusingFactory, type Made } from './support/fault-watch.js';
 import { waitFor } from './support/wait-for.js';
 
 /** Directories `d<i>` under `root` with `sizes[i]` session files each (`s<j>.jsonl`). */
@@ -33,193 +33,143 @@ function stampOf(file: string): FileStamp {
   return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
 }
 
-test('FallbackBackend: past the limit the refused directories alone are polled, with only their files; native hints go on; a watch given back is used again', async () => {
+/**
+ * A temp root with directories of `sizes` files, the files known as the reader would know them,
+ * and a FallbackBackend over them whose native watches are refused past `limit` (or by `factory`);
+ * closed and removed when the test ends.
+ */
+function fixture(t: TestContext, sizes: number[], opts: { limit?: number; factory?: WatchFactory; pollMs?: number; now?: () => number } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ld-fallback-'));
-  try {
-    const { dirs, filesOf } = dirsWithFiles(root, [1, 1, 1, 1, 1]);
-    const files = filesOf.flat();
-    const known = new Map(files.map((f) => [f, stampOf(f)]));
-    const limit = { n: 3, refused: 0 };
-    const made: Made = { polling: [], pollers: [] };
-    const hints: string[] = [];
-    const degraded: string[] = [];
-    const backend = new FallbackBackend(
-      limitedFactory(limit, made),
-      { changed: (f) => hints.push(f), failed: () => assert.fail('the fallback handles refusals itself') },
-      { polling: false, pollMs: 100, files: () => known.entries() },
-      (err) => degraded.push(err.code ?? ''),
-    );
-    try {
-      for (const d of dirs) backend.addDir(d);
-      assert.deepEqual(degraded, ['ENOSPC'], 'told of the first refusal, once');
-      assert.equal(limit.refused, 1, 'after a refusal, new directories go to the sweep without asking the kernel again');
-      assert.equal(backend.polledDirs(), 2);
-      assert.equal(backend.mode, 'native');
-      assert.deepEqual(backend.dirs().sort(), [...dirs].sort());
-      for (const d of dirs) assert.ok(backend.has(d), d);
-      assert.equal(made.polling.length, 1, 'one polling sweep');
-      // The sweep is given the files of the polled directories only, not every file known.
-      assert.deepEqual([...made.polling[0]!.files()].map(([f]) => f), [files[3], files[4]]);
-
-      // An append in a natively watched directory and one in a polled directory are both hinted.
-      fs.appendFileSync(files[0]!, '{"a":1}\n');
-      fs.appendFileSync(files[4]!, '{"b":1}\n');
-      await waitFor(() => hints.includes(files[0]!) && hints.includes(files[4]!), () => `hints for both appends (got ${JSON.stringify(hints)})`, 5_000);
-
-      // A native watch given back: the next new directory is watched natively again.
-      backend.removeDir(dirs[1]!);
-      const d5 = path.join(root, 'd5');
-      fs.mkdirSync(d5);
-      backend.addDir(d5);
-      assert.equal(backend.polledDirs(), 2, 'd5 took the freed native watch');
-      assert.ok(backend.has(d5) && !backend.has(dirs[1]!));
-      // A polled directory removed leaves the sweep.
-      backend.removeDir(dirs[4]!);
-      assert.equal(backend.polledDirs(), 1);
-      assert.deepEqual([...made.polling[0]!.files()].map(([f]) => f), [files[3]]);
-    } finally {
-      backend.close();
-    }
-    assert.deepEqual(backend.dirs(), [], 'closed: no watch and no sweep left');
-  } finally {
+  const { dirs, filesOf } = dirsWithFiles(root, sizes);
+  const known = new Map<string, FileStamp>(filesOf.flat().map((f) => [f, stampOf(f)]));
+  const limit = { n: opts.limit ?? 3, refused: 0 };
+  const made: Made = { polling: [], pollers: [] };
+  const hints: string[] = [];
+  const degraded: string[] = [];
+  const backend = new FallbackBackend(
+    opts.factory ?? limitedFactory(limit, made),
+    { changed: (f) => hints.push(f), failed: () => assert.fail('the fallback handles refusals itself') },
+    { polling: false, pollMs: opts.pollMs ?? 100, files: () => known.entries(), ...(opts.now ? { now: opts.now } : {}) },
+    (err) => degraded.push(err.code ?? ''),
+  );
+  t.after(() => {
+    backend.close();
     fs.rmSync(root, { recursive: true, force: true });
-  }
+  });
+  return { root, dirs, filesOf, known, limit, made, hints, degraded, backend };
+}
+
+test('FallbackBackend: past the limit the refused directories alone are polled, with only their files; native hints go on; a watch given back is used again', async (t) => {
+  const { root, dirs, filesOf, limit, made, hints, degraded, backend } = fixture(t, [1, 1, 1, 1, 1]);
+  const files = filesOf.flat();
+  for (const d of dirs) backend.addDir(d);
+  assert.deepEqual(degraded, ['ENOSPC'], 'told of the first refusal, once');
+  assert.equal(limit.refused, 1, 'after a refusal, new directories go to the sweep without asking the kernel again');
+  assert.equal(backend.polledDirs(), 2);
+  assert.equal(backend.mode, 'native');
+  assert.deepEqual(backend.dirs().sort(), [...dirs].sort());
+  for (const d of dirs) assert.ok(backend.has(d), d);
+  assert.equal(made.polling.length, 1, 'one polling sweep');
+  // The sweep is given the files of the polled directories only, not every file known.
+  assert.deepEqual([...made.polling[0]!.files()].map(([f]) => f), [files[3], files[4]]);
+
+  // An append in a natively watched directory and one in a polled directory are both hinted.
+  fs.appendFileSync(files[0]!, '{"a":1}\n');
+  fs.appendFileSync(files[4]!, '{"b":1}\n');
+  await waitFor(() => hints.includes(files[0]!) && hints.includes(files[4]!), () => `hints for both appends (got ${JSON.stringify(hints)})`, 5_000);
+
+  // A native watch given back: the next new directory is watched natively again.
+  backend.removeDir(dirs[1]!);
+  const d5 = path.join(root, 'd5');
+  fs.mkdirSync(d5);
+  backend.addDir(d5);
+  assert.equal(backend.polledDirs(), 2, 'd5 took the freed native watch');
+  assert.ok(backend.has(d5) && !backend.has(dirs[1]!));
+  // A polled directory removed leaves the sweep.
+  backend.removeDir(dirs[4]!);
+  assert.equal(backend.polledDirs(), 1);
+  assert.deepEqual([...made.polling[0]!.files()].map(([f]) => f), [files[3]]);
+  backend.close();
+  assert.deepEqual(backend.dirs(), [], 'closed: no watch and no sweep left');
 });
 
-test('FallbackBackend: with every watch refused from the start (EMFILE: no inotify descriptor) the whole home is polled, and still followed', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ld-fallback-'));
-  try {
-    const d = path.join(root, 'd');
-    fs.mkdirSync(d);
-    const f = path.join(d, 's.jsonl');
-    fs.writeFileSync(f, '{}\n');
-    const known = new Map([[f, stampOf(f)]]);
-    const hints: string[] = [];
-    const degraded: string[] = [];
-    const factory: WatchFactory = (sink, opts) => {
-      if (opts.polling) return createWatchBackend(sink, opts);
-      const refuse = (dir: string) => sink.failed(Object.assign(new Error(`EMFILE: too many open files, watch '${dir}'`), { code: 'EMFILE' }), dir);
-      return { mode: 'native', addDir: refuse, removeDir: () => undefined, dirs: () => [], has: () => false, close: () => undefined };
-    };
-    const backend = new FallbackBackend(factory, { changed: (x) => hints.push(x), failed: () => undefined }, { polling: false, pollMs: 100, files: () => known.entries() }, (err) => degraded.push(err.code ?? ''));
-    try {
-      backend.addDir(root);
-      backend.addDir(d);
-      assert.deepEqual(degraded, ['EMFILE']);
-      assert.equal(backend.polledDirs(), 2);
-      fs.appendFileSync(f, '{"a":1}\n');
-      await waitFor(() => hints.includes(f), 'the append, seen by the sweep', 5_000);
-    } finally {
-      backend.close();
-    }
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+test('FallbackBackend: with every watch refused from the start (EMFILE: no inotify descriptor) the whole home is polled, and still followed', async (t) => {
+  const { root, dirs, filesOf, hints, degraded, backend } = fixture(t, [1], { factory: refusingFactory('EMFILE', { closed: true, count: 0 }) });
+  const f = filesOf[0]![0]!;
+  backend.addDir(root);
+  backend.addDir(dirs[0]!);
+  assert.deepEqual(degraded, ['EMFILE']);
+  assert.equal(backend.polledDirs(), 2);
+  fs.appendFileSync(f, '{"a":1}\n');
+  await waitFor(() => hints.includes(f), 'the append, seen by the sweep', 5_000);
 });
 
-test('FallbackBackend.rebalance: the watches go to the directories with the most files, and nothing changed in a directory while it moves is missed', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ld-fallback-'));
-  try {
-    // d0–d2: a file each, watched first; d3: 12 files and d4: one, both past the limit of 3.
-    const { dirs, filesOf } = dirsWithFiles(root, [1, 1, 1, 12, 1]);
-    const known = new Map(filesOf.flat().map((f) => [f, stampOf(f)]));
-    const made: Made = { polling: [], pollers: [] };
-    const hints: string[] = [];
-    // No sweep in this test (60 s): what is hinted comes from the trade's last look.
-    const backend = new FallbackBackend(limitedFactory({ n: 3, refused: 0 }, made), { changed: (f) => hints.push(f), failed: () => undefined }, { polling: false, pollMs: 60_000, files: () => known.entries() }, () => undefined);
-    try {
-      for (const d of dirs) backend.addDir(d);
-      assert.equal(backend.polledDirs(), 2);
-      const dense = dirs[3]!;
-      assert.ok(!backend.dirs().slice(0, 3).includes(dense), 'the dense directory came last and is polled');
-      // Changed while polled and before any sweep: an append and a new file.
-      fs.appendFileSync(filesOf[3]![5]!, '{"a":1}\n');
-      const created = path.join(dense, 'new.jsonl');
-      fs.writeFileSync(created, '{}\n');
-      assert.equal(backend.rebalance(), 1, 'one trade: d3 for a directory of one file');
-      assert.equal(backend.polledDirs(), 2);
-      const polled = [...made.polling[0]!.files()].map(([f]) => path.dirname(f)).sort();
-      assert.ok(!polled.includes(dense), 'd3 is watched now, its 12 files no longer stat’ed every sweep');
-      assert.equal(polled.length, 2, 'two one-file directories polled');
-      assert.deepEqual(hints.sort(), [filesOf[3]![5]!, created].sort(), 'the append and the new file made while it moved are hinted');
-      assert.equal(backend.rebalance(), 0, 'balanced: nothing more to trade');
-      // The watch works: an append in d3 is hinted by the kernel (no sweep runs).
-      hints.length = 0;
-      fs.appendFileSync(filesOf[3]![0]!, '{"b":1}\n');
-      await waitFor(() => hints.includes(filesOf[3]![0]!), 'the native hint for d3', 5_000);
-    } finally {
-      backend.close();
-    }
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+test('FallbackBackend.rebalance: the watches go to the directories with the most files, and nothing changed in a directory while it moves is missed', async (t) => {
+  // d0–d2: a file each, watched first; d3: 12 files and d4: one, both past the limit of 3. No
+  // sweep in this test (60 s): what is hinted comes from the trade's last look.
+  const { dirs, filesOf, made, hints, backend } = fixture(t, [1, 1, 1, 12, 1], { pollMs: 60_000 });
+  for (const d of dirs) backend.addDir(d);
+  assert.equal(backend.polledDirs(), 2);
+  const dense = dirs[3]!;
+  assert.ok(!backend.dirs().slice(0, 3).includes(dense), 'the dense directory came last and is polled');
+  // Changed while polled and before any sweep: an append and a new file.
+  fs.appendFileSync(filesOf[3]![5]!, '{"a":1}\n');
+  const created = path.join(dense, 'new.jsonl');
+  fs.writeFileSync(created, '{}\n');
+  assert.equal(backend.rebalance(), 1, 'one trade: d3 for a directory of one file');
+  assert.equal(backend.polledDirs(), 2);
+  const polled = [...made.polling[0]!.files()].map(([f]) => path.dirname(f)).sort();
+  assert.ok(!polled.includes(dense), 'd3 is watched now, its 12 files no longer stat’ed every sweep');
+  assert.equal(polled.length, 2, 'two one-file directories polled');
+  assert.deepEqual(hints.sort(), [filesOf[3]![5]!, created].sort(), 'the append and the new file made while it moved are hinted');
+  assert.equal(backend.rebalance(), 0, 'balanced: nothing more to trade');
+  // The watch works: an append in d3 is hinted by the kernel (no sweep runs).
+  hints.length = 0;
+  fs.appendFileSync(filesOf[3]![0]!, '{"b":1}\n');
+  await waitFor(() => hints.includes(filesOf[3]![0]!), 'the native hint for d3', 5_000);
 });
 
-test('FallbackBackend.rebalance: a polled directory changed in the last 10 minutes takes the watch of one unchanged since, never of one with more files', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ld-fallback-'));
-  try {
-    // Lanes: a directory and a session each. d0–d2 watched (limit 3), d3 and d4 polled.
-    const { dirs, filesOf } = dirsWithFiles(root, [1, 1, 1, 1, 1]);
-    const files = filesOf.flat();
-    // d1 holds a second, old file: it is no lane to give away for a lane of one file.
-    const extra = path.join(dirs[1]!, 'old.jsonl');
-    fs.writeFileSync(extra, '{}\n');
-    const now = Date.parse('2026-12-07T08:00:00Z');
-    const minutesAgo = (m: number) => now - m * 60_000;
-    // What the reader last read: d0, d1 and d3 unchanged for hours, d2 and d4 just now.
-    const mtimes = [minutesAgo(300), minutesAgo(200), minutesAgo(1), minutesAgo(400), minutesAgo(2)];
-    const known = new Map<string, FileStamp>(files.map((f, i) => [f, { ...stampOf(f), mtimeMs: mtimes[i]! }]));
-    known.set(extra, { ...stampOf(extra), mtimeMs: minutesAgo(100) });
-    const made: Made = { polling: [], pollers: [] };
-    const backend = new FallbackBackend(limitedFactory({ n: 3, refused: 0 }, made), { changed: () => undefined, failed: () => undefined }, { polling: false, pollMs: 60_000, files: () => known.entries(), now: () => now }, () => undefined);
-    try {
-      for (const d of dirs) backend.addDir(d);
-      const watched = () => dirs.filter((d) => backend.has(d) && !made.pollers[0]!.has(d));
-      assert.deepEqual(watched(), dirs.slice(0, 3));
-      assert.equal(backend.rebalance(), 1, 'd4 (changed 2 minutes ago) takes the watch of d0 (unchanged for 5 hours)');
-      assert.deepEqual(watched(), [dirs[1], dirs[2], dirs[4]]);
-      assert.equal(backend.rebalance(), 0, 'd3, the one left polled, is unchanged for hours: nothing to gain');
-      // d3 changes now, but the only watched directory unchanged for 10 minutes (d1) has two files
-      // to d3's one: the sweep would grow.
-      known.set(files[3]!, { ...known.get(files[3]!)!, mtimeMs: minutesAgo(0) });
-      assert.equal(backend.rebalance(), 0, 'd1 is not given away for a directory with fewer files');
-      assert.deepEqual(watched(), [dirs[1], dirs[2], dirs[4]]);
-      // d1's extra file removed: now d3 takes its watch.
-      known.delete(extra);
-      assert.equal(backend.rebalance(), 1);
-      assert.deepEqual(watched(), [dirs[2], dirs[3], dirs[4]]);
-    } finally {
-      backend.close();
-    }
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+test('FallbackBackend.rebalance: a polled directory changed in the last 10 minutes takes the watch of one unchanged since, never of one with more files', async (t) => {
+  const now = Date.parse('2026-12-07T08:00:00Z');
+  const minutesAgo = (m: number) => now - m * 60_000;
+  // Lanes: a directory and a session each. d0–d2 watched (limit 3), d3 and d4 polled.
+  const { dirs, filesOf, known, made, backend } = fixture(t, [1, 1, 1, 1, 1], { pollMs: 60_000, now: () => now });
+  const files = filesOf.flat();
+  // d1 holds a second, old file: it is no lane to give away for a lane of one file.
+  const extra = path.join(dirs[1]!, 'old.jsonl');
+  fs.writeFileSync(extra, '{}\n');
+  // What the reader last read: d0, d1 and d3 unchanged for hours, d2 and d4 just now.
+  const mtimes = [minutesAgo(300), minutesAgo(200), minutesAgo(1), minutesAgo(400), minutesAgo(2)];
+  files.forEach((f, i) => known.set(f, { ...stampOf(f), mtimeMs: mtimes[i]! }));
+  known.set(extra, { ...stampOf(extra), mtimeMs: minutesAgo(100) });
+  for (const d of dirs) backend.addDir(d);
+  const watched = () => dirs.filter((d) => backend.has(d) && !made.pollers[0]!.has(d));
+  assert.deepEqual(watched(), dirs.slice(0, 3));
+  assert.equal(backend.rebalance(), 1, 'd4 (changed 2 minutes ago) takes the watch of d0 (unchanged for 5 hours)');
+  assert.deepEqual(watched(), [dirs[1], dirs[2], dirs[4]]);
+  assert.equal(backend.rebalance(), 0, 'd3, the one left polled, is unchanged for hours: nothing to gain');
+  // d3 changes now, but the only watched directory unchanged for 10 minutes (d1) has two files
+  // to d3's one: the sweep would grow.
+  known.set(files[3]!, { ...known.get(files[3]!)!, mtimeMs: minutesAgo(0) });
+  assert.equal(backend.rebalance(), 0, 'd1 is not given away for a directory with fewer files');
+  assert.deepEqual(watched(), [dirs[1], dirs[2], dirs[4]]);
+  // d1's extra file removed: now d3 takes its watch.
+  known.delete(extra);
+  assert.equal(backend.rebalance(), 1);
+  assert.deepEqual(watched(), [dirs[2], dirs[3], dirs[4]]);
 });
 
-test('FallbackBackend.rebalance: a trade whose directory went away meanwhile leaves the freed watch to the next directory', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ld-fallback-'));
-  try {
-    const { dirs, filesOf } = dirsWithFiles(root, [1, 1, 1, 12]);
-    const known = new Map(filesOf.flat().map((f) => [f, stampOf(f)]));
-    const limit = { n: 3, refused: 0 };
-    const made: Made = { polling: [], pollers: [] };
-    const backend = new FallbackBackend(limitedFactory(limit, made), { changed: () => undefined, failed: () => undefined }, { polling: false, pollMs: 60_000, files: () => known.entries() }, () => undefined);
-    try {
-      for (const d of dirs) backend.addDir(d);
-      assert.ok(made.pollers[0]!.has(dirs[3]!));
-      // Gone before its trade: no watch can be set on it (ENOENT), and the kernel refused nothing.
-      fs.rmSync(dirs[3]!, { recursive: true });
-      assert.equal(backend.rebalance(), 0);
-      const refusedBefore = limit.refused;
-      const d4 = path.join(root, 'd4');
-      fs.mkdirSync(d4);
-      backend.addDir(d4);
-      assert.ok(backend.has(d4) && !made.pollers[0]!.has(d4), 'the next directory takes the watch the trade freed');
-      assert.equal(limit.refused, refusedBefore, 'without asking the kernel in vain');
-    } finally {
-      backend.close();
-    }
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+test('FallbackBackend.rebalance: a trade whose directory went away meanwhile leaves the freed watch to the next directory', async (t) => {
+  const { root, dirs, limit, made, backend } = fixture(t, [1, 1, 1, 12], { pollMs: 60_000 });
+  for (const d of dirs) backend.addDir(d);
+  assert.ok(made.pollers[0]!.has(dirs[3]!));
+  // Gone before its trade: no watch can be set on it (ENOENT), and the kernel refused nothing.
+  fs.rmSync(dirs[3]!, { recursive: true });
+  assert.equal(backend.rebalance(), 0);
+  const refusedBefore = limit.refused;
+  const d4 = path.join(root, 'd4');
+  fs.mkdirSync(d4);
+  backend.addDir(d4);
+  assert.ok(backend.has(d4) && !made.pollers[0]!.has(d4), 'the next directory takes the watch the trade freed');
+  assert.equal(limit.refused, refusedBefore, 'without asking the kernel in vain');
 });
