@@ -18,6 +18,7 @@ import { buildSnapshot, checkpointAgeMs } from '../src/model/snapshot.js';
 import { statusJson } from '../src/model/status-json.js';
 import type { ReaderEvent, SessionFileFacts } from '../src/model/types.js';
 import { HomeReader, RECHECK_MAX_FILES, recheckTurn } from '../src/readers/home-reader.js';
+import { createWatchBackend } from '../src/readers/watch-backend.js';
 import { emptySessionFacts } from '../src/readers/session-entry.js';
 import { parseSessionPath } from '../src/readers/session-path.js';
 import { headerLines } from '../src/views/header-lines.js';
@@ -175,6 +176,45 @@ test('C1 [polling]: forced polling needs no inotify watch at all → nothing to 
     assert.ok((await seen) - marks.get('w')! <= POLL_MS + 250);
     assert.equal(gate.count, 0, 'no watch was ever asked for');
     assert.equal(p.state().watchMode.mode, 'polling');
+  } finally {
+    await p.stop();
+    removeHome(home);
+  }
+});
+
+test('C1 [polling, quiet in turns]: past the sweep\'s budget of quiet entries, files unchanged for 10 min take turns — the banner says how often each is looked at — and an append to one is seen within that + 250 ms; a changed file goes back to every sweep', CASE, async (t) => {
+  const home = faultHome();
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  const files = Array.from({ length: 12 }, (_, i) => newSession(home, `c1q-${i}`, [wake(`C1q ${i} 1`)], '/work/c1q'));
+  for (const f of files) fs.utimesSync(f, hourAgo, hourAgo);
+  // A budget of 4 quiet entries a sweep (2 500 in the product) for a home of 12 quiet sessions.
+  const p = await startProbe(home, { polling: true, reconcileMs: 60_000, watchFactory: (sink, opts) => createWatchBackend(sink, { ...opts, quietPerSweep: 4 }) });
+  try {
+    await p.until((s) => /every \d+ s/.test(s.watchMode.detail ?? ''), 'the pace of the quiet files on the banner', POLL_MS * 3 + 5_000);
+    const detail = p.state().watchMode.detail ?? '';
+    const quietMs = Number(/every (\d+) s/.exec(detail)![1]) * 1000;
+    assert.match(detail, /^forced; files unchanged for 10 min: every \d+ s$/);
+    assert.ok(quietMs >= 3 * POLL_MS && quietMs <= 10 * POLL_MS, `12 quiet sessions (and what else is quiet) at 4 a sweep: ${detail}`);
+    const banner = headerLines({ snapshot: buildSnapshot(p.state(), Date.now(), { host: os.hostname() }), sort: 'first-limit', filter: '', filterEditing: false, readOnly: false })
+      .map(lineText)
+      .find((l) => l.includes('file watching degraded'));
+    assert.match(banner ?? '', /file watching degraded - polling every 1 s \(forced; files unchanged for 10 min: every \d+ s\)/);
+    // Each quiet session's append is seen on its turn: within the pace + 250 ms.
+    const latencies: number[] = [];
+    for (const f of files.slice(0, 4)) {
+      const text = `${path.basename(f)} 2`;
+      const seen = p.until((s) => shown(s, f).at(-1) === text, text, quietMs + 5_000);
+      const marks = await runWriter([{ op: 'append', file: f, text: wake(text) }, { op: 'mark', name: 'w' }]);
+      latencies.push((await seen) - marks.get('w')!);
+    }
+    t.diagnostic(`${detail}; quiet appends seen after ${latencies.join(', ')} ms`);
+    assert.ok(Math.max(...latencies) <= quietMs + 250, `quiet appends seen after ${latencies.join(', ')} ms (bound ${quietMs + 250} ms)`);
+    // Changed now, not quiet: its next append is seen at the next sweep.
+    const again = files[0]!;
+    const seen = p.until((s) => shown(s, again).at(-1) === 'C1q again', 'the append to a file changed a moment ago', POLL_MS + 5_000);
+    const marks = await runWriter([{ op: 'append', file: again, text: wake('C1q again') }, { op: 'mark', name: 'w' }]);
+    const latency = (await seen) - marks.get('w')!;
+    assert.ok(latency <= POLL_MS + 250, `seen ${latency} ms after the write (bound ${POLL_MS + 250} ms)`);
   } finally {
     await p.stop();
     removeHome(home);

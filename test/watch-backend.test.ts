@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FallbackBackend, type FileStamp, type WatchFactory } from '../src/readers/watch-backend.js';
+import { FallbackBackend, PollingBackend, type FileStamp, type WatchFactory } from '../src/readers/watch-backend.js';
 import { limitedFactory, refusingFactory, type Made } from './support/fault-watch.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -172,4 +172,115 @@ test('FallbackBackend.rebalance: a trade whose directory went away meanwhile lea
   backend.addDir(d4);
   assert.ok(backend.has(d4) && !made.pollers[0]!.has(d4), 'the next directory takes the watch the trade freed');
   assert.equal(limit.refused, refusedBefore, 'without asking the kernel in vain');
+});
+
+test('PollingBackend: past quietPerSweep the quiet entries take turns — each looked at once every `turns` sweeps — while the changed ones are looked at every sweep; a rename into a directory in use is seen at the next sweep; the pace is told', async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ld-quiet-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  // The clock two hours ahead: everything written now is quiet, except what is dated later.
+  const now = () => Date.now() + 2 * 3_600_000;
+  const later = new Date(Date.now() + 3 * 3_600_000);
+  const { dirs, filesOf } = dirsWithFiles(root, [40, 1, 5]);
+  const liveDir = dirs[2]!;
+  const hotFile = filesOf[1]![0]!;
+  fs.utimesSync(hotFile, later, later); // a file changed recently
+  fs.utimesSync(liveDir, later, later); // a directory in use (its files quiet)
+  const known = new Map<string, FileStamp>(filesOf.flat().map((f) => [f, stampOf(f)]));
+  const hints: string[] = [];
+  const paces: number[] = [];
+  const backend = new PollingBackend(
+    { changed: (f) => hints.push(f), failed: () => assert.fail('polling never fails a watch'), paced: (ms) => paces.push(ms) },
+    // The timer far away: the test runs each sweep itself.
+    { polling: true, pollMs: 3_600_000, files: () => known.entries(), now, quietPerSweep: 10 },
+  );
+  t.after(() => backend.close());
+  for (const d of dirs) backend.addDir(d);
+  const dirStats = backend.stats;
+  assert.equal(dirStats, 3, 'a directory added is stat\'ed once');
+
+  // The first sweep looks at everything: 3 directories, 46 files.
+  await backend.sweepNow();
+  assert.equal(backend.stats - dirStats, 49);
+  // Quiet: 2 directories (the live one is not) and 45 files (the hot one is not) → turns of ⌈47 ÷ 10⌉ = 5.
+  assert.deepEqual(paces, [5 * 3_600_000]);
+  assert.equal(backend.quietEveryMs, 5 * 3_600_000);
+  assert.equal(hints.length, 0, 'nothing changed');
+
+  // Any 5 sweeps in a row: the 2 changed entries 5 times each, every quiet one exactly once.
+  const perSweep: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const before = backend.stats;
+    await backend.sweepNow();
+    perSweep.push(backend.stats - before);
+  }
+  assert.equal(perSweep.reduce((a, b) => a + b, 0), 5 * 2 + 47, `stats per sweep ${perSweep.join(', ')}`);
+  assert.ok(Math.max(...perSweep) <= 2 + Math.ceil(47 / 5) + 1, `spread over the sweeps: ${perSweep.join(', ')}`);
+
+  // An append to the hot file: seen at the next sweep.
+  fs.appendFileSync(hotFile, '{"a":1}\n');
+  await backend.sweepNow();
+  assert.equal(hints.join(), hotFile);
+
+  // An atomic rewrite of a quiet file in the directory in use: the directory changed, so its files
+  // are looked at in the same sweep. Each of its 5 files in turn, one a sweep: on its turn for one
+  // of them only.
+  for (const rewritten of filesOf[2]!) {
+    fs.writeFileSync(`${rewritten}.tmp`, '{"b":1}\n');
+    fs.renameSync(`${rewritten}.tmp`, rewritten);
+    fs.utimesSync(liveDir, later, later); // still in use by the test's clock
+    hints.length = 0;
+    await backend.sweepNow();
+    assert.ok(hints.includes(rewritten), `the rename of ${path.basename(rewritten)} is seen at the next sweep (hints ${JSON.stringify(hints)})`);
+  }
+
+  // A file created after the start, in the directory in use: hinted as a new name, and from then on
+  // looked at every sweep — not only once the reader's list is taken again (every 5 sweeps here).
+  while (backend.sweepCount % 5 !== 1) await backend.sweepNow();
+  const created = path.join(liveDir, 'new.jsonl');
+  fs.writeFileSync(created, '{}\n');
+  fs.utimesSync(created, later, later); // new: changed now, by the test's clock
+  fs.utimesSync(liveDir, later, later);
+  hints.length = 0;
+  await backend.sweepNow();
+  assert.ok(hints.includes(created), 'the new name is hinted');
+  fs.appendFileSync(created, '{"d":1}\n');
+  fs.utimesSync(created, later, new Date(later.getTime() + 1_000));
+  hints.length = 0;
+  await backend.sweepNow();
+  assert.equal(backend.sweepCount % 5, 3, 'a sweep between two takes of the reader\'s list');
+  assert.ok(hints.includes(created), `the append to the new file is seen at the next sweep (hints ${JSON.stringify(hints)})`);
+
+  // An append to a quiet file in the quiet directory: seen on its turn, within 5 sweeps.
+  const quietFile = filesOf[0]![17]!;
+  hints.length = 0;
+  fs.appendFileSync(quietFile, '{"c":1}\n');
+  let sweeps = 0;
+  while (!hints.includes(quietFile) && sweeps < 5) {
+    await backend.sweepNow();
+    sweeps++;
+  }
+  assert.ok(hints.includes(quietFile), 'the quiet file\'s append is seen within its turns');
+  t.diagnostic(`the quiet append seen after ${sweeps} sweep(s); stats per sweep ${perSweep.join(', ')}`);
+});
+
+test('PollingBackend: with no more quiet entries than quietPerSweep, every entry is looked at every sweep and no pace is told', async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ld-quiet-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const now = () => Date.now() + 2 * 3_600_000;
+  const { dirs, filesOf } = dirsWithFiles(root, [9]);
+  const known = new Map<string, FileStamp>(filesOf.flat().map((f) => [f, stampOf(f)]));
+  const paces: number[] = [];
+  const backend = new PollingBackend(
+    { changed: () => undefined, failed: () => assert.fail('polling never fails a watch'), paced: (ms) => paces.push(ms) },
+    { polling: true, pollMs: 3_600_000, files: () => known.entries(), now, quietPerSweep: 10 },
+  );
+  t.after(() => backend.close());
+  backend.addDir(dirs[0]!);
+  for (let i = 0; i < 3; i++) {
+    const before = backend.stats;
+    await backend.sweepNow();
+    assert.equal(backend.stats - before, 10, `sweep ${i + 1}: the directory and its 9 files`);
+  }
+  assert.deepEqual(paces, []);
+  assert.equal(backend.quietEveryMs, 3_600_000);
 });

@@ -30,7 +30,7 @@ import type { JsonlPosition } from './small-jsonl.js';
 import { StateLogReader, stateLogEventOf } from './state-log.js';
 import { TimeSlices } from './time-slices.js';
 import { msFromNs } from './time-value.js';
-import { createWatchBackend, FallbackBackend, type FileStamp, type WatchBackend, type WatchFactory } from './watch-backend.js';
+import { createWatchBackend, FallbackBackend, POLL_QUIET_MS, type FileStamp, type WatchBackend, type WatchFactory } from './watch-backend.js';
 
 /** What a start waits for (HomeReader.start). */
 export interface StartOptions {
@@ -1052,14 +1052,36 @@ export class HomeReader {
   }
 
   private startWatcher(dirs: { dir: string; ino: number }[]): void {
-    const sink = { changed: (file: string) => this.hint(file), failed: () => undefined };
+    const sink = { changed: (file: string) => this.hint(file), failed: () => undefined, paced: (ms: number) => this.onPaced(ms) };
     const opts = { polling: this.opts.polling, pollMs: this.opts.pollMs, files: () => this.stamps(), now: this.opts.now };
     // Forced polling (`--poll`) polls everything; otherwise native watches, and past the inotify
     // limit the refused directories alone are polled (FallbackBackend).
     const backend = this.opts.polling ? this.opts.watchFactory(sink, opts) : new FallbackBackend(this.opts.watchFactory, sink, opts, (err) => this.onWatchRefused(err));
     this.backend = backend;
-    this.push({ type: 'watch-mode', mode: this.opts.polling ? 'polling' : 'native', detail: this.opts.polling ? 'forced' : null });
+    this.watching = { mode: this.opts.polling ? 'polling' : 'native', cause: this.opts.polling ? 'forced' : null, quietEveryMs: null };
+    this.pushWatchMode();
     this.syncWatches(dirs);
+  }
+
+  /** What the banner says of the watching: its mode, the cause, and how often the sweep looks at quiet entries (null: every sweep). */
+  private watching: { mode: 'native' | 'polling' | 'degraded'; cause: string | null; quietEveryMs: number | null } = { mode: 'native', cause: null, quietEveryMs: null };
+
+  // The banner reads "file watching degraded - polling every N s (<detail>)": the detail is the
+  // cause, and when the quiet entries take turns (PollingBackend), how often each is looked at.
+  private pushWatchMode(): void {
+    const w = this.watching;
+    const turns = w.quietEveryMs !== null && w.quietEveryMs > this.opts.pollMs;
+    const quiet = turns ? `files unchanged for ${Math.round(POLL_QUIET_MS / 60_000)} min: every ${Math.round(w.quietEveryMs! / 1000)} s` : null;
+    const detail = [w.cause, quiet].filter((x) => x !== null).join('; ');
+    this.push({ type: 'watch-mode', mode: w.mode, detail: detail === '' ? null : detail });
+  }
+
+  /** The polling sweep now looks at each quiet entry every `ms` (PollingBackend). */
+  private onPaced(ms: number): void {
+    if (this.stopped) return;
+    this.watching.quietEveryMs = ms;
+    this.pushWatchMode();
+    this.flush();
   }
 
   /** Watches exactly the walked directories (re-watching a recreated one) plus the state logs' directories. */
@@ -1089,9 +1111,9 @@ export class HomeReader {
   private onWatchRefused(err: NodeJS.ErrnoException): void {
     if (this.stopped) return;
     const code = err.code ?? 'error';
-    // The banner reads "file watching degraded - polling every N s (<detail>)": the detail is the cause.
     const why = code === 'ENOSPC' ? 'ENOSPC: no inotify watches left' : code === 'EMFILE' ? 'EMFILE: too many open files' : code;
-    this.push({ type: 'watch-mode', mode: 'degraded', detail: why });
+    this.watching = { ...this.watching, mode: 'degraded', cause: why };
+    this.pushWatchMode();
     this.flush();
     // A watch that failed while running (not before its directory was listed) may have missed a change.
     this.kickReconcile();

@@ -23,6 +23,11 @@ export interface WatchSink {
   changed(file: string): void;
   /** The backend could not watch `dir` (ENOSPC: no inotify watches left; EMFILE): it must be polled. */
   failed(err: NodeJS.ErrnoException, dir: string): void;
+  /**
+   * Polling: how often a quiet entry (unchanged for `POLL_QUIET_MS`) is looked at now, in ms —
+   * `pollMs` while the sweep looks at everything each time; told when it changes.
+   */
+  paced?(quietEveryMs: number): void;
 }
 
 /** A running backend. */
@@ -57,8 +62,10 @@ export interface WatchBackendOptions {
   files: () => Iterable<[string, FileStamp]>;
   /** Stats per slice before yielding to the event loop (polling). */
   sliceSize?: number;
-  /** The clock the files' mtimes are compared with (FallbackBackend.rebalance; default Date.now). */
+  /** The clock the files' mtimes are compared with (FallbackBackend.rebalance, the sweep's quiet entries; default Date.now). */
   now?: () => number;
+  /** Polling: how many quiet entries a sweep looks at, at most, before they take turns (`QUIET_PER_SWEEP`). */
+  quietPerSweep?: number;
 }
 
 /** Builds a backend; tests pass their own to inject watcher faults (RELIABILITY C1, C2). */
@@ -335,28 +342,91 @@ interface Seen extends FileStamp {
   ctimeMs: number;
 }
 
-/** A stat sweep every `pollMs`: the fallback when native watching is impossible, or forced. */
-class PollingBackend implements WatchBackend {
+/** A file or directory unchanged for this long is quiet: when there are many, they take turns in the sweeps. */
+export const POLL_QUIET_MS = 10 * 60_000;
+/**
+ * How many quiet entries a sweep looks at, at most, before they take turns: ~1 % of a core at
+ * ~4–6 µs a stat (measured on the big and wide benchmark homes). Below it, every entry is
+ * looked at every sweep, as before.
+ */
+export const QUIET_PER_SWEEP = 2_500;
+/** A quiet entry is looked at every this many sweeps at least, however many there are (10 s at 1 s). */
+export const QUIET_MAX_TURNS = 10;
+
+/** A directory the sweep looks at, and its slot among the quiet entries' turns. */
+interface PolledDir {
+  stat: Seen | null;
+  names: Set<string> | null;
+  slot: number;
+}
+
+/** What a file looked like at the last look, the sweep that last met it, and its slot among the quiet entries' turns. */
+interface PolledFile {
+  seen: Seen | null;
+  sweep: number;
+  slot: number;
+}
+
+/**
+ * A stat sweep every `pollMs`: the fallback when native watching is impossible, or forced.
+ *
+ * Every entry changed in the last `POLL_QUIET_MS` (a running lane's session, a checkpoint, a
+ * status) is looked at every sweep. The quiet ones too, while there are at most `quietPerSweep`;
+ * past that they take turns: each is looked at every `turns` sweeps (`turns` = quiet entries ÷
+ * `quietPerSweep`, at most `QUIET_MAX_TURNS`; just after `turns` changes, one gap may be up to
+ * the old and the new `turns` together), spread over the sweeps. A directory whose stat changed
+ * has its files looked at in the same sweep: an atomic write (a rename) into a directory in use
+ * — the checkpoints', a run's — is seen at the next sweep however quiet the file it replaced.
+ * What waits, for up to `turns` sweeps, is a change in a directory and to a file that had both
+ * been quiet for ten minutes: a session appended again after that long, a lane started in a
+ * quiet directory. The wide benchmark home (24 029 directories, 39 045 files) went from ~25 % of
+ * a core to a few (docs/PERFORMANCE.md, "Polling takes the quiet in turns").
+ */
+export class PollingBackend implements WatchBackend {
   readonly mode = 'polling' as const;
-  private readonly watched = new Map<string, { stat: Seen | null; names: Set<string> | null }>();
-  /** What each file looked like at the last sweep, and the sweep that saw it there. */
-  private readonly files = new Map<string, { seen: Seen | null; sweep: number }>();
+  private readonly watched = new Map<string, PolledDir>();
+  private readonly files = new Map<string, PolledFile>();
   private sweeps = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly sliceSize: number;
+  private readonly quietPerSweep: number;
+  private readonly now: () => number;
+  /** Each quiet entry is looked at every `turns` sweeps (1: every entry every sweep). */
+  private turns = 1;
+  /** The next slot given out (see `sweep`). */
+  private slots = 0;
+  /** Stats made so far (the tests count what a sweep costs). */
+  stats = 0;
 
   constructor(
     private readonly sink: WatchSink,
     private readonly opts: WatchBackendOptions,
   ) {
     this.sliceSize = opts.sliceSize ?? 500;
+    this.quietPerSweep = opts.quietPerSweep ?? QUIET_PER_SWEEP;
+    this.now = opts.now ?? Date.now;
     this.schedule();
+  }
+
+  /** Sweeps done so far. */
+  get sweepCount(): number {
+    return this.sweeps;
+  }
+
+  /** How often a quiet entry is looked at now, in ms. */
+  get quietEveryMs(): number {
+    return this.turns * this.opts.pollMs;
+  }
+
+  /** One sweep now, off the timer (the tests count what each sweep looks at). */
+  sweepNow(): Promise<void> {
+    return this.sweep();
   }
 
   addDir(dir: string): void {
     if (this.closed || this.watched.has(dir)) return;
-    this.watched.set(dir, { stat: statOrNull(dir), names: listOrNull(dir) });
+    this.watched.set(dir, { stat: this.stat(dir), names: listOrNull(dir), slot: this.slots++ });
   }
 
   removeDir(dir: string): void {
@@ -394,56 +464,119 @@ class PollingBackend implements WatchBackend {
     for (const [file, stamp] of files ?? this.opts.files()) {
       if (parentOf(file) !== dir) continue;
       const known = this.files.get(file);
+      this.stats++;
       if (!sameStat(statNow(file), known === undefined ? stamp : known.seen)) this.sink.changed(file);
       this.files.delete(file);
     }
     this.watched.delete(dir);
   }
 
-  /** A directory whose stat changed is listed again: its new and removed names are hinted. */
-  private lookAt(dir: string, seen: { stat: Seen | null; names: Set<string> | null }): void {
-    const st = statOrNull(dir);
-    if (sameStat(st, seen.stat)) return;
+  private stat(p: string): Seen | null {
+    this.stats++;
+    return statOrNull(p);
+  }
+
+  /** A directory whose stat changed is listed again: its new and removed names are hinted. Returns whether it changed. */
+  private lookAt(dir: string, seen: PolledDir): boolean {
+    const st = this.stat(dir);
+    if (sameStat(st, seen.stat)) return false;
     seen.stat = st;
     const names = st ? listOrNull(dir) : null;
     const before = seen.names ?? new Set<string>();
     const after = names ?? new Set<string>();
-    for (const name of after) if (!before.has(name)) this.sink.changed(path.join(dir, name));
+    for (const name of after) {
+      if (before.has(name)) continue;
+      const file = path.join(dir, name);
+      this.sink.changed(file);
+      // Met now, not at the next census: appends to a file just created are followed every sweep.
+      if (this.sweeps > 0 && !this.files.has(file)) this.files.set(file, { seen: this.stat(file), sweep: this.sweeps, slot: this.slots++ });
+    }
     for (const name of before) if (!after.has(name)) this.sink.changed(path.join(dir, name));
     seen.names = names;
     if (!st) this.sink.changed(dir);
+    return true;
   }
 
   private async sweep(): Promise<void> {
+    const sweep = ++this.sweeps;
+    const turns = this.turns;
+    const quietBefore = this.now() - POLL_QUIET_MS;
+    // A quiet entry is looked at in the sweeps where its slot comes round: every `turns` sweeps,
+    // the entries spread over them by slot (one given out, in turn, to each entry at first sight).
+    const due = (slot: number) => (slot + sweep) % turns === 0;
+    let quiet = 0;
     // The loop yields once per slice, not a promise per entry.
     let n = 0;
-    for (const [dir, seen] of [...this.watched]) {
+    let changedDirs: Set<string> | null = null;
+    // The map itself, not a copy (entries added or removed during a pause are well defined).
+    for (const [dir, seen] of this.watched) {
       if (this.closed) return;
-      this.lookAt(dir, seen);
-      if (++n % this.sliceSize === 0) await nextTurn();
-    }
-    // Polling stats every known file each second (10 000 on a big home): per file one stat and no
-    // other allocation when nothing changed (the fresh stat is compared, not copied); files no longer
-    // known are dropped by sweep number.
-    const sweep = ++this.sweeps;
-    for (const [file, stamp] of this.opts.files()) {
-      if (this.closed) return;
-      const st = statNow(file);
-      const known = this.files.get(file);
-      if (known === undefined) {
-        // First sight: compared with what the reader read (a stamp has no ctime).
-        if (!sameStat(st, stamp)) this.sink.changed(file);
-        this.files.set(file, { seen: seenOf(st), sweep });
-      } else {
-        if (!sameStat(st, known.seen)) {
-          this.sink.changed(file);
-          known.seen = seenOf(st);
-        }
-        known.sweep = sweep;
+      // A directory gone (stat null) is not quiet: it is looked at until the reader lets it go.
+      const isQuiet = seen.stat !== null && Math.max(seen.stat.mtimeMs, seen.stat.ctimeMs) < quietBefore;
+      if (isQuiet) {
+        quiet++;
+        if (!due(seen.slot)) continue;
       }
+      if (this.lookAt(dir, seen)) (changedDirs ??= new Set()).add(dir);
       if (++n % this.sliceSize === 0) await nextTurn();
     }
-    for (const [file, known] of this.files) if (known.sweep !== sweep) this.files.delete(file);
+    // Every known file is stat'ed each sweep (10 000 on a big home) but the quiet ones past
+    // `quietPerSweep`: per file one stat and no other allocation when nothing changed (the fresh
+    // stat is compared, not copied). The reader's list of files is taken in a census, every
+    // `turns` sweeps: there files first met are compared with what the reader read, and files no
+    // longer known are dropped by sweep number. In between, the files met so far are gone
+    // through (on the wide benchmark home the census — the reader's 39 045 files, filtered to the
+    // polled directories when degraded — cost more than the stats it leaves out); a file created
+    // meanwhile is met when its directory is listed (`lookAt`).
+    if (sweep % turns === 0) {
+      for (const [file, stamp] of this.opts.files()) {
+        if (this.closed) return;
+        const known = this.files.get(file);
+        // Quiet by what it looked like last: at first sight, by what the reader read.
+        const last = known === undefined ? stamp : known.seen;
+        const isQuiet = last !== null && last.mtimeMs < quietBefore;
+        if (isQuiet) quiet++;
+        if (known === undefined) {
+          // First sight: compared with what the reader read (a stamp has no ctime).
+          this.stats++;
+          const st = statNow(file);
+          if (!sameStat(st, stamp)) this.sink.changed(file);
+          this.files.set(file, { seen: seenOf(st), sweep, slot: this.slots++ });
+        } else {
+          known.sweep = sweep;
+          if (isQuiet && !due(known.slot) && !changedDirs?.has(parentOf(file))) continue;
+          this.lookAtFile(file, known);
+        }
+        if (++n % this.sliceSize === 0) await nextTurn();
+      }
+      for (const [file, known] of this.files) if (known.sweep !== sweep) this.files.delete(file);
+    } else {
+      for (const [file, known] of this.files) {
+        if (this.closed) return;
+        if (known.seen !== null && known.seen.mtimeMs < quietBefore) {
+          quiet++;
+          // Not its turn, and its directory unchanged (a rename into it would have changed it).
+          if (!due(known.slot) && !changedDirs?.has(parentOf(file))) continue;
+        }
+        this.lookAtFile(file, known);
+        if (++n % this.sliceSize === 0) await nextTurn();
+      }
+    }
+    const next = Math.min(QUIET_MAX_TURNS, Math.max(1, Math.ceil(quiet / this.quietPerSweep)));
+    if (next !== this.turns) {
+      this.turns = next;
+      this.sink.paced?.(this.quietEveryMs);
+    }
+  }
+
+  /** A file's stat compared with the last look: a change is hinted. */
+  private lookAtFile(file: string, known: PolledFile): void {
+    this.stats++;
+    const st = statNow(file);
+    if (!sameStat(st, known.seen)) {
+      this.sink.changed(file);
+      known.seen = seenOf(st);
+    }
   }
 }
 
