@@ -13,12 +13,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Checkpoint } from '../src/contract/checkpoint.js';
-import { initialModelState, reduceEvents } from '../src/model/reducer.js';
+import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
 import { buildSnapshot, checkpointAgeMs } from '../src/model/snapshot.js';
 import { statusJson } from '../src/model/status-json.js';
 import type { ReaderEvent, SessionFileFacts } from '../src/model/types.js';
 import { HomeReader, RECHECK_MAX_FILES, recheckTurn } from '../src/readers/home-reader.js';
-import { createWatchBackend } from '../src/readers/watch-backend.js';
+import { createWatchBackend, REBALANCE_EVERY_MS } from '../src/readers/watch-backend.js';
 import { emptySessionFacts } from '../src/readers/session-entry.js';
 import { parseSessionPath } from '../src/readers/session-path.js';
 import { headerLines } from '../src/views/header-lines.js';
@@ -50,6 +50,13 @@ import { waitFor } from './support/wait-for.js';
 
 const CASE = { timeout: 90_000 };
 
+/** The header's "file watching degraded" line for `state`, as drawn (undefined: none). */
+function degradedBanner(state: ModelState): string | undefined {
+  return headerLines({ snapshot: buildSnapshot(state, Date.now(), { host: os.hostname() }), sort: 'first-limit', filter: '', filterEditing: false, readOnly: false })
+    .map(lineText)
+    .find((l) => l.includes('file watching degraded'));
+}
+
 test('C1 [native]: an injected ENOSPC from the watch adapter → a persistent "file watching degraded - polling every 1 s" banner; appends to the unwatched files visible within the poll interval + 250 ms', CASE, async () => {
   const home = faultHome();
   const file = newSession(home, 'c1', [wake('C1 1')]);
@@ -64,10 +71,7 @@ test('C1 [native]: an injected ENOSPC from the watch adapter → a persistent "f
     await p.until((s) => s.watchMode.mode === 'degraded', 'the fall-back to polling', 10_000);
     assert.ok(gate.count >= 1, 'a watch was refused');
     assert.equal(p.state().watchMode.detail, 'ENOSPC: no inotify watches left');
-    const banner = () =>
-      headerLines({ snapshot: buildSnapshot(p.state(), Date.now(), { host: os.hostname() }), sort: 'first-limit', filter: '', filterEditing: false, readOnly: false })
-        .map(lineText)
-        .find((l) => l.includes('file watching degraded')) ?? '';
+    const banner = () => degradedBanner(p.state()) ?? '';
     assert.match(banner(), /file watching degraded - polling every 1 s \(ENOSPC: no inotify watches left\)/);
     await p.until((s) => shown(s, fresh).join() === 'C1 new 1', 'the file in the unwatched directory', POLL_MS + 5_000);
     // Appends (to the unwatched and the old file) are seen by the poller within interval + 250 ms.
@@ -79,6 +83,31 @@ test('C1 [native]: an injected ENOSPC from the watch adapter → a persistent "f
     }
     assert.equal(p.state().watchMode.mode, 'degraded', 'the banner persists');
     assert.match(banner(), /file watching degraded - polling every 1 s/);
+  } finally {
+    await p.stop();
+    removeHome(home);
+  }
+});
+
+test('C1 [native, recovered]: watches given back after the banner (the limit raised) → at the next rebalance every directory is watched again, the banner goes, and an append is seen at the native bound', CASE, async (t) => {
+  const home = faultHome();
+  const file = newSession(home, 'c1r', [wake('C1r 1')]);
+  const gate = { closed: true, count: 0 };
+  const p = await startProbe(home, { polling: false, reconcileMs: 60_000, watchFactory: refusingFactory('ENOSPC', gate) });
+  try {
+    assert.deepEqual(p.state().watchMode, { mode: 'degraded', detail: 'ENOSPC: no inotify watches left' });
+    // As after `sysctl fs.inotify.max_user_watches=…`: the kernel gives watches again. The first
+    // rebalance comes 2 s after the last refusal (the start's), the next a minute later.
+    gate.closed = false;
+    const opened = Date.now();
+    const back = await p.until((s) => s.watchMode.mode === 'native', 'every directory watched again', REBALANCE_EVERY_MS + 5_000);
+    t.diagnostic(`back to native watches ${back - opened} ms after the gate opened`);
+    assert.deepEqual(p.state().watchMode, { mode: 'native', detail: null });
+    assert.equal(degradedBanner(p.state()), undefined, 'the banner is gone');
+    const seen = p.until((s) => shown(s, file).join() === 'C1r 1,C1r 2', 'the append', 5_000);
+    const marks = await runWriter([{ op: 'append', file, text: wake('C1r 2') }, { op: 'mark', name: 'w' }]);
+    const latency = (await seen) - marks.get('w')!;
+    assert.ok(latency <= 250, `seen ${latency} ms after the write (the native bound, 250 ms)`);
   } finally {
     await p.stop();
     removeHome(home);
@@ -164,6 +193,36 @@ test('C1 [kernel]: a real inotify limit below the home\'s directories (a user na
   }
 });
 
+test('C1 [kernel, raised]: the limit raised after the banner (the sysctl, in the namespace) → at the next rebalance every directory has a watch, the mode is native again, and an append is seen at the native bound', CASE, async (t) => {
+  const home = faultHome();
+  const files = Array.from({ length: 20 }, (_, i) => newSession(home, `c1kr-${i}`, [wake(`C1kr ${i} 1`)], `/work/c1kr-${i}`));
+  const child = await runChildStore({ homes: [home], polling: false, reconcileMs: 60_000, focus: files }, { bundled: true, watchLimit: 12 });
+  try {
+    await child.until((x) => x.progressDone && x.watchMode === 'degraded', 'the start, degraded by the kernel\'s ENOSPC', 30_000);
+    const pid = child.child.pid!;
+    assert.ok(files.some((f) => !watchedInodes(pid).has(fs.statSync(path.dirname(f)).ino)), 'some session directories polled');
+    // What the owner does after the banner: raise the limit (in the child's user namespace, where
+    // it was set; nothing outside it is touched). The first rebalance comes 2 s after the start's
+    // last refusal, the next a minute later.
+    const raised = spawnSync('nsenter', ['-U', '-t', String(pid), '--preserve-credentials', 'sh', '-c', 'echo 1000 > /proc/sys/user/max_inotify_watches']);
+    assert.equal(raised.status, 0, `nsenter: ${raised.stderr.toString()}`);
+    const at = Date.now();
+    const s = await child.until((x) => x.watchMode === 'native', 'native watching again', REBALANCE_EVERY_MS + 10_000);
+    t.diagnostic(`C1 kernel, raised: native again ${Date.now() - at} ms after the limit was raised`);
+    assert.equal(s.watchDetail, null);
+    const inodes = watchedInodes(pid);
+    assert.deepEqual(files.filter((f) => !inodes.has(fs.statSync(path.dirname(f)).ino)), [], 'every session directory has a native watch');
+    const file = files.at(-1)!;
+    const seen = child.until((x) => x.focus[file]?.history.at(-1) === 'C1kr 19 2', 'the append', 5_000);
+    const marks = await runWriter([{ op: 'append', file, text: wake('C1kr 19 2') }, { op: 'mark', name: 'w' }]);
+    const latency = (await seen).stats.at - marks.get('w')!;
+    assert.ok(latency <= 250, `seen ${latency} ms after the write (the native bound, 250 ms)`);
+  } finally {
+    await child.stop();
+    removeHome(home);
+  }
+});
+
 test('C1 [polling]: forced polling needs no inotify watch at all → nothing to exhaust; appends visible within the poll interval + 250 ms', CASE, async () => {
   const home = faultHome();
   const file = newSession(home, 'c1p', [wake('C1p 1')]);
@@ -195,10 +254,7 @@ test('C1 [polling, quiet in turns]: past the sweep\'s budget of quiet entries, f
     const quietMs = Number(/every (\d+) s/.exec(detail)![1]) * 1000;
     assert.match(detail, /^forced; files unchanged for 10 min: every \d+ s$/);
     assert.ok(quietMs >= 3 * POLL_MS && quietMs <= 10 * POLL_MS, `12 quiet sessions (and what else is quiet) at 4 a sweep: ${detail}`);
-    const banner = headerLines({ snapshot: buildSnapshot(p.state(), Date.now(), { host: os.hostname() }), sort: 'first-limit', filter: '', filterEditing: false, readOnly: false })
-      .map(lineText)
-      .find((l) => l.includes('file watching degraded'));
-    assert.match(banner ?? '', /file watching degraded - polling every 1 s \(forced; files unchanged for 10 min: every \d+ s\)/);
+    assert.match(degradedBanner(p.state()) ?? '', /file watching degraded - polling every 1 s \(forced; files unchanged for 10 min: every \d+ s\)/);
     // Each quiet session's append is seen on its turn: within the pace + 250 ms.
     const latencies: number[] = [];
     for (const f of files.slice(0, 4)) {

@@ -46,17 +46,19 @@ function fixture(t: TestContext, sizes: number[], opts: { limit?: number; factor
   const made: Made = { polling: [], pollers: [] };
   const hints: string[] = [];
   const degraded: string[] = [];
+  const recovered: number[] = [];
   const backend = new FallbackBackend(
     opts.factory ?? limitedFactory(limit, made),
     { changed: (f) => hints.push(f), failed: () => assert.fail('the fallback handles refusals itself') },
     { polling: false, pollMs: opts.pollMs ?? 100, files: () => known.entries(), ...(opts.now ? { now: opts.now } : {}) },
     (err) => degraded.push(err.code ?? ''),
+    () => recovered.push(degraded.length),
   );
   t.after(() => {
     backend.close();
     fs.rmSync(root, { recursive: true, force: true });
   });
-  return { root, dirs, filesOf, known, limit, made, hints, degraded, backend };
+  return { root, dirs, filesOf, known, limit, made, hints, degraded, recovered, backend };
 }
 
 test('FallbackBackend: past the limit the refused directories alone are polled, with only their files; native hints go on; a watch given back is used again', async (t) => {
@@ -172,6 +174,51 @@ test('FallbackBackend.rebalance: a trade whose directory went away meanwhile lea
   backend.addDir(d4);
   assert.ok(backend.has(d4) && !made.pollers[0]!.has(d4), 'the next directory takes the watch the trade freed');
   assert.equal(limit.refused, refusedBefore, 'without asking the kernel in vain');
+});
+
+test('FallbackBackend.rebalance: watches the kernel gives again (the limit raised) go to the polled directories, the most files first; once none is polled, onRecovered is told, and a refusal after that degrades again', async (t) => {
+  // d0–d2 watched; d3 (3 files) and d4 (2) polled past the limit of 3 — too few files for a
+  // trade by density, and all changed recently. No sweep (60 s).
+  const { root, dirs, filesOf, limit, made, hints, degraded, recovered, backend } = fixture(t, [1, 1, 1, 3, 2], { pollMs: 60_000 });
+  for (const d of dirs) backend.addDir(d);
+  assert.equal(backend.polledDirs(), 2);
+  assert.equal(backend.rebalance(), 0, 'no watch to be had: nothing moves');
+  assert.equal(limit.refused, 2, 'the first refusal, and one more a rebalance while the kernel has none');
+  limit.n = 4;
+  assert.equal(backend.rebalance(), 1, 'one more watch: the directory with the most files takes it');
+  assert.equal(backend.polledDirs(), 1);
+  assert.ok(!made.pollers[0]!.has(dirs[3]!) && made.pollers[0]!.has(dirs[4]!), 'd3 (3 files) took the watch, d4 (2) is still polled');
+  assert.deepEqual(recovered, [], 'still a directory polled');
+  // d3 is watched natively now: its append is hinted by the kernel (no sweep runs).
+  fs.appendFileSync(filesOf[3]![2]!, '{"a":1}\n');
+  await waitFor(() => hints.includes(filesOf[3]![2]!), 'the native hint for d3', 5_000);
+  limit.n = 10;
+  assert.equal(backend.rebalance(), 1);
+  assert.equal(backend.polledDirs(), 0);
+  assert.deepEqual(recovered, [1], 'told once, after the one degradation');
+  assert.equal(backend.rebalance(), 0, 'nothing polled: nothing to do');
+  fs.appendFileSync(filesOf[4]![1]!, '{"b":1}\n');
+  await waitFor(() => hints.includes(filesOf[4]![1]!), 'the native hint for d4', 5_000);
+  // Full again: the next directory is refused, and the degradation told again.
+  limit.n = 5;
+  const d5 = path.join(root, 'd5');
+  fs.mkdirSync(d5);
+  backend.addDir(d5);
+  assert.equal(backend.polledDirs(), 1);
+  assert.deepEqual(degraded, ['ENOSPC', 'ENOSPC']);
+});
+
+test('FallbackBackend.rebalance: at most 500 directories take a watch again in one rebalance (the event loop is not held for all of them); the next rebalance goes on', async (t) => {
+  const { dirs, limit, recovered, backend } = fixture(t, Array.from({ length: 603 }, () => 1), { pollMs: 60_000 });
+  for (const d of dirs) backend.addDir(d);
+  assert.equal(backend.polledDirs(), 600);
+  limit.n = 10_000;
+  assert.equal(backend.rebalance(), 500);
+  assert.equal(backend.polledDirs(), 100);
+  assert.deepEqual(recovered, []);
+  assert.equal(backend.rebalance(), 100);
+  assert.equal(backend.polledDirs(), 0);
+  assert.deepEqual(recovered, [1]);
 });
 
 test('PollingBackend: past quietPerSweep the quiet entries take turns — each looked at once every `turns` sweeps — while the changed ones are looked at every sweep; a rename into a directory in use is seen at the next sweep; the pace is told', async (t) => {

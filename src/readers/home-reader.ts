@@ -1056,7 +1056,7 @@ export class HomeReader {
     const opts = { polling: this.opts.polling, pollMs: this.opts.pollMs, files: () => this.stamps(), now: this.opts.now };
     // Forced polling (`--poll`) polls everything; otherwise native watches, and past the inotify
     // limit the refused directories alone are polled (FallbackBackend).
-    const backend = this.opts.polling ? this.opts.watchFactory(sink, opts) : new FallbackBackend(this.opts.watchFactory, sink, opts, (err) => this.onWatchRefused(err));
+    const backend = this.opts.polling ? this.opts.watchFactory(sink, opts) : new FallbackBackend(this.opts.watchFactory, sink, opts, (err) => this.onWatchRefused(err), () => this.onWatchRecovered());
     this.backend = backend;
     this.watching = { mode: this.opts.polling ? 'polling' : 'native', cause: this.opts.polling ? 'forced' : null, quietEveryMs: null };
     this.pushWatchMode();
@@ -1117,6 +1117,14 @@ export class HomeReader {
     this.flush();
     // A watch that failed while running (not before its directory was listed) may have missed a change.
     this.kickReconcile();
+  }
+
+  /** Every directory has a native watch again (FallbackBackend.rebalance): the banner goes. */
+  private onWatchRecovered(): void {
+    if (this.stopped) return;
+    this.watching = { mode: 'native', cause: null, quietEveryMs: null };
+    this.pushWatchMode();
+    this.flush();
   }
 
   private kickReconcile(): void {

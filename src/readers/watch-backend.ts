@@ -138,7 +138,11 @@ export const REBALANCE_MS = 2_000;
 /** A polled directory takes a watch from a watched one only if it has at least this many more files. */
 const REBALANCE_MIN_FILES = 4;
 /** While directories are polled, the watches are rebalanced this often. */
-const REBALANCE_EVERY_MS = 60_000;
+export const REBALANCE_EVERY_MS = 60_000;
+/** Directories given a watch again in one rebalance at most (the wide benchmark home polls ~16 000 past 8 192 watches). */
+const FILL_MAX = 500;
+/** A rebalance stopped at FILL_MAX goes on this soon. */
+const FILL_AGAIN_MS = 50;
 /** A directory with a file changed this recently is followed by a watch before one without. */
 export const REBALANCE_RECENT_MS = 10 * 60_000;
 
@@ -153,14 +157,15 @@ export const REBALANCE_RECENT_MS = 10 * 60_000;
  *
  * After a refusal, new directories go straight to the sweep (no failing system call and error
  * each) until a native watch is given back. `onDegraded` is told of the first refusal, with its
- * cause.
+ * cause; `onRecovered` once a rebalance has given every polled directory a watch again (the
+ * limit raised, another process's watches freed), and `onDegraded` again at the next refusal.
  *
  * The walk hands the watches out in its order, and on a pi home the directories are far from
  * equal: on the big benchmark home sessions/'s 1 412 directories hold a file or so each and come
  * first, while 6 directories (the checkpoints and the incidents) hold 6 227 of its 8 445 files.
  * So `REBALANCE_MS` after the last refusal, and every `REBALANCE_EVERY_MS` while any directory is
- * polled, the watches go to the directories with the most files, then to those changed recently
- * (`rebalance`).
+ * polled, the polled directories take whatever watches the kernel gives again, then the watches
+ * go to the directories with the most files, then to those changed recently (`rebalance`).
  */
 export class FallbackBackend implements WatchBackend {
   /** Native: the reader's re-checks of recently changed files go on (they back up native hints). */
@@ -169,8 +174,12 @@ export class FallbackBackend implements WatchBackend {
   private poller: WatchBackend | null = null;
   /** The kernel refused a watch and none has been given back since. */
   private full = false;
+  /** `onDegraded` was told and `onRecovered` not since. */
+  private degraded = false;
   private closed = false;
   private rebalanceTimer: NodeJS.Timeout | null = null;
+  /** The last rebalance stopped at FILL_MAX directories given a watch: the next comes soon. */
+  private filling = false;
   private rebalancing = false;
   private refusedInTrade = false;
 
@@ -179,6 +188,7 @@ export class FallbackBackend implements WatchBackend {
     private readonly sink: WatchSink,
     private readonly opts: WatchBackendOptions,
     private readonly onDegraded: (err: NodeJS.ErrnoException) => void,
+    private readonly onRecovered: () => void = () => undefined,
   ) {
     this.native = factory({ changed: (file) => sink.changed(file), failed: (err, dir) => this.refused(err, dir) }, { ...opts, polling: false });
   }
@@ -220,8 +230,13 @@ export class FallbackBackend implements WatchBackend {
   }
 
   /**
-   * Moves the native watches to where they save the most, in two passes over the files the reader
+   * Moves the native watches to where they save the most, in passes over the files the reader
    * knows, counted per directory with the newest mtime among them:
+   * - fill: the polled directories, the most files first, ask the kernel for a watch again until it
+   *   refuses one (a refused watch costs one system call a rebalance): a limit raised after the
+   *   banner, or watches another process freed, are taken up within `REBALANCE_EVERY_MS`, and once
+   *   nothing is polled any more `onRecovered` is told. At most `FILL_MAX` a rebalance (the
+   *   scheduled one goes on `FILL_AGAIN_MS` later), so the event loop is never held long;
    * - density: while the polled directory with the most files has more than twice as many, and at
    *   least `REBALANCE_MIN_FILES` more, as the watched one with the fewest, the two trade places
    *   (each file moved from the sweep is a stat less every `pollMs`);
@@ -230,7 +245,7 @@ export class FallbackBackend implements WatchBackend {
    *   nothing): a lane running now is followed at the watch's latency, not the sweep's.
    * The watched one is polled before its watch is removed, and the polled one released only once
    * its watch is set, after a last look (`release`): nothing changed meanwhile is missed. Returns
-   * the number of trades.
+   * the number of directories that took a watch (filled or traded).
    */
   rebalance(): number {
     const poller = this.poller;
@@ -251,6 +266,30 @@ export class FallbackBackend implements WatchBackend {
       }
     }
     const count = (dir: string) => counts.get(dir) ?? 0;
+    let trades = 0;
+    this.filling = false;
+    for (const dir of poller.dirs().sort((a, b) => count(b) - count(a))) {
+      // A watch, a stat and a listing each (~30 µs): at most FILL_MAX a turn, the rest soon after.
+      if (trades === FILL_MAX) {
+        this.filling = true;
+        return trades;
+      }
+      this.rebalancing = true;
+      this.refusedInTrade = false;
+      this.native.addDir(dir, statOrNull(dir)?.ino);
+      this.rebalancing = false;
+      if (this.refusedInTrade) break;
+      // Gone meanwhile: the sweep looks at it until the reader lets it go.
+      if (!this.native.has(dir)) continue;
+      this.full = false;
+      poller.release(dir, polledFiles.get(dir) ?? []);
+      trades++;
+    }
+    if (this.degraded && poller.dirs().length === 0) {
+      this.degraded = false;
+      this.onRecovered();
+      return trades;
+    }
     const trade = (toWatch: string, toPoll: string): boolean => {
       poller.addDir(toPoll);
       this.native.removeDir(toPoll);
@@ -267,7 +306,6 @@ export class FallbackBackend implements WatchBackend {
       poller.release!(toWatch, polledFiles.get(toWatch) ?? []);
       return true;
     };
-    let trades = 0;
     const polled = poller.dirs().sort((a, b) => count(b) - count(a));
     const watched = this.native.dirs().sort((a, b) => count(a) - count(b));
     for (let i = 0; i < polled.length && i < watched.length; i++) {
@@ -292,7 +330,8 @@ export class FallbackBackend implements WatchBackend {
 
   private refused(err: NodeJS.ErrnoException, dir: string): void {
     if (this.closed) return;
-    const first = this.poller === null;
+    const first = !this.degraded;
+    this.degraded = true;
     this.full = true;
     this.poll(dir);
     if (first) this.onDegraded(err);
@@ -308,7 +347,7 @@ export class FallbackBackend implements WatchBackend {
     this.rebalanceTimer = setTimeout(() => {
       this.rebalanceTimer = null;
       this.rebalance();
-      if (this.polledDirs() > 0 && !this.closed) this.scheduleRebalance(REBALANCE_EVERY_MS);
+      if (this.polledDirs() > 0 && !this.closed) this.scheduleRebalance(this.filling ? FILL_AGAIN_MS : REBALANCE_EVERY_MS);
     }, ms);
     this.rebalanceTimer.unref();
   }
