@@ -235,6 +235,16 @@ test('PollingBackend: past quietPerSweep the quiet entries take turns — each l
   const known = new Map<string, FileStamp>(filesOf.flat().map((f) => [f, stampOf(f)]));
   const hints: string[] = [];
   const paces: number[] = [];
+  /** An append dated `ms` past `later` (changed now, by the test's clock). */
+  const appendLater = (file: string, text: string, ms: number) => {
+    fs.appendFileSync(file, text);
+    fs.utimesSync(file, later, new Date(later.getTime() + ms));
+  };
+  /** One sweep, its hints alone in `hints`. */
+  const freshSweep = async () => {
+    hints.length = 0;
+    await backend.sweepNow();
+  };
   const backend = new PollingBackend(
     { changed: (f) => hints.push(f), failed: () => assert.fail('polling never fails a watch'), paced: (ms) => paces.push(ms) },
     // The timer far away: the test runs each sweep itself.
@@ -287,15 +297,27 @@ test('PollingBackend: past quietPerSweep the quiet entries take turns — each l
   fs.writeFileSync(created, '{}\n');
   fs.utimesSync(created, later, later); // new: changed now, by the test's clock
   fs.utimesSync(liveDir, later, later);
-  hints.length = 0;
-  await backend.sweepNow();
+  await freshSweep();
   assert.ok(hints.includes(created), 'the new name is hinted');
-  fs.appendFileSync(created, '{"d":1}\n');
-  fs.utimesSync(created, later, new Date(later.getTime() + 1_000));
-  hints.length = 0;
-  await backend.sweepNow();
+  appendLater(created, '{"d":1}\n', 1_000);
+  await freshSweep();
   assert.equal(backend.sweepCount % 5, 3, 'a sweep between two takes of the reader\'s list');
   assert.ok(hints.includes(created), `the append to the new file is seen at the next sweep (hints ${JSON.stringify(hints)})`);
+
+  // A directory added after the start (a new lane's, or one a rebalance took a watch from): its
+  // files are met at once, not at the next take of the reader's list.
+  while (backend.sweepCount % 5 !== 1) await backend.sweepNow();
+  const added = path.join(root, 'added');
+  fs.mkdirSync(added);
+  const addedFile = path.join(added, 's.jsonl');
+  fs.writeFileSync(addedFile, '{}\n');
+  fs.utimesSync(addedFile, later, later);
+  known.set(addedFile, stampOf(addedFile));
+  backend.addDir(added);
+  appendLater(addedFile, '{"e":1}\n', 2_000);
+  await freshSweep();
+  assert.equal(backend.sweepCount % 5, 2, 'a sweep between two takes of the reader\'s list');
+  assert.ok(hints.includes(addedFile), `the append in the added directory is seen at the next sweep (hints ${JSON.stringify(hints)})`);
 
   // An append to a quiet file in the quiet directory: seen on its turn, within 5 sweeps.
   const quietFile = filesOf[0]![17]!;

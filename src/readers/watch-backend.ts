@@ -465,7 +465,17 @@ export class PollingBackend implements WatchBackend {
 
   addDir(dir: string): void {
     if (this.closed || this.watched.has(dir)) return;
-    this.watched.set(dir, { stat: this.stat(dir), names: listOrNull(dir), slot: this.slots++ });
+    const stat = this.stat(dir);
+    const names = listOrNull(dir);
+    this.watched.set(dir, { stat, names, slot: this.slots++ });
+    // Added after the first census (a new lane's directory, one a rebalance gave up a watch of):
+    // its files are met now, not at the next census (up to `turns` sweeps away).
+    if (this.sweeps > 0 && names) for (const name of names) this.meet(path.join(dir, name));
+  }
+
+  /** A file met between two censuses: looked at from now on, compared with how it is now. */
+  private meet(file: string): void {
+    if (!this.files.has(file)) this.files.set(file, { seen: this.stat(file), sweep: this.sweeps, slot: this.slots++ });
   }
 
   removeDir(dir: string): void {
@@ -528,7 +538,7 @@ export class PollingBackend implements WatchBackend {
       const file = path.join(dir, name);
       this.sink.changed(file);
       // Met now, not at the next census: appends to a file just created are followed every sweep.
-      if (this.sweeps > 0 && !this.files.has(file)) this.files.set(file, { seen: this.stat(file), sweep: this.sweeps, slot: this.slots++ });
+      if (this.sweeps > 0) this.meet(file);
     }
     for (const name of before) if (!after.has(name)) this.sink.changed(path.join(dir, name));
     seen.names = names;
