@@ -7,11 +7,12 @@
  *   (libuv shares one inotify descriptor per process).
  * - polling: a stat sweep every `pollMs` of the watched directories (a changed directory is
  *   listed again to find new and removed names) and of the files the reader knows, in slices that
- *   keep the event loop free (`statSync` costs a few µs; an async stat costs several times more).
+ *   keep the event loop free (`statSync` costs a few µs; an async stat costs several times more);
+ *   past `QUIET_PER_SWEEP` entries unchanged for ten minutes, those take turns (`PollingBackend`).
  *
  * A native watch that cannot be made (ENOSPC: inotify watches exhausted; EMFILE) is reported
  * through `failed`. `FallbackBackend` keeps the native watches the kernel gave and polls only the
- * directories it refused (and the files in them).
+ * directories it refused (and the files in them), until the kernel gives watches again.
  */
 import fs from 'node:fs';
 import path from 'node:path';
