@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FallbackBackend, PollingBackend, type FileStamp, type WatchFactory } from '../src/readers/watch-backend.js';
+import { FallbackBackend, PollingBackend, REBALANCE_MS, type FileStamp, type WatchFactory } from '../src/readers/watch-backend.js';
 import { limitedFactory, refusingFactory, type Made } from './support/fault-watch.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -206,6 +206,19 @@ test('FallbackBackend.rebalance: watches the kernel gives again (the limit raise
   backend.addDir(d5);
   assert.equal(backend.polledDirs(), 1);
   assert.deepEqual(degraded, ['ENOSPC', 'ENOSPC']);
+});
+
+test('FallbackBackend: the last polled directory removed → the rebalance REBALANCE_MS later finds nothing polled and tells onRecovered', async (t) => {
+  const { dirs, limit, recovered, backend } = fixture(t, [1, 1, 1, 1], { pollMs: 60_000 });
+  for (const d of dirs) backend.addDir(d);
+  assert.equal(backend.polledDirs(), 1);
+  // The rebalance after the refusal has run (its fill asked the kernel in vain): the next is a minute away.
+  await waitFor(() => limit.refused === 2, 'the first rebalance', REBALANCE_MS + 3_000);
+  assert.deepEqual(recovered, []);
+  backend.removeDir(dirs[3]!);
+  assert.equal(backend.polledDirs(), 0);
+  assert.deepEqual(recovered, [], 'not at once');
+  await waitFor(() => recovered.length === 1, 'onRecovered', REBALANCE_MS + 3_000);
 });
 
 test('FallbackBackend.rebalance: at most 500 directories take a watch again in one rebalance (the event loop is not held for all of them); the next rebalance goes on', async (t) => {

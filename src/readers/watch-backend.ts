@@ -201,8 +201,12 @@ export class FallbackBackend implements WatchBackend {
   }
 
   removeDir(dir: string): void {
-    if (this.poller?.has(dir)) this.poller.removeDir(dir);
-    else if (this.native.has(dir)) {
+    if (this.poller?.has(dir)) {
+      this.poller.removeDir(dir);
+      // The last polled directory gone (no rebalance is due once nothing is polled): the next
+      // rebalance finds nothing polled and says so (`onRecovered`).
+      if (this.degraded && this.polledDirs() === 0) this.scheduleRebalance(REBALANCE_MS);
+    } else if (this.native.has(dir)) {
       this.native.removeDir(dir);
       this.full = false;
     }
