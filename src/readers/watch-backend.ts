@@ -279,15 +279,11 @@ export class FallbackBackend implements WatchBackend {
         this.filling = true;
         return trades;
       }
-      this.rebalancing = true;
-      this.refusedInTrade = false;
-      this.native.addDir(dir, statOrNull(dir)?.ino);
-      this.rebalancing = false;
-      if (this.refusedInTrade) break;
+      const took = this.takeWatch(poller, dir, polledFiles.get(dir));
+      if (took === 'refused') break;
       // Gone meanwhile: the sweep looks at it until the reader lets it go.
-      if (!this.native.has(dir)) continue;
+      if (took === 'gone') continue;
       this.full = false;
-      poller.release(dir, polledFiles.get(dir) ?? []);
       trades++;
     }
     if (this.degraded && poller.dirs().length === 0) {
@@ -299,17 +295,10 @@ export class FallbackBackend implements WatchBackend {
       poller.addDir(toPoll);
       this.native.removeDir(toPoll);
       // The watch just freed; refused (another process took it), `toWatch` simply stays polled.
-      this.rebalancing = true;
-      this.refusedInTrade = false;
-      this.native.addDir(toWatch, statOrNull(toWatch)?.ino);
-      this.rebalancing = false;
-      if (!this.native.has(toWatch)) {
-        // Not refused (the directory went away meanwhile): the freed watch is there for the next one.
-        if (!this.refusedInTrade) this.full = false;
-        return false;
-      }
-      poller.release!(toWatch, polledFiles.get(toWatch) ?? []);
-      return true;
+      const took = this.takeWatch(poller, toWatch, polledFiles.get(toWatch));
+      // Gone meanwhile (not refused): the freed watch is there for the next one.
+      if (took === 'gone') this.full = false;
+      return took === 'taken';
     };
     const polled = poller.dirs().sort((a, b) => count(b) - count(a));
     const watched = this.native.dirs().sort((a, b) => count(a) - count(b));
@@ -331,6 +320,22 @@ export class FallbackBackend implements WatchBackend {
       j++;
     }
     return trades;
+  }
+
+  /**
+   * Asks the kernel for a watch on the polled `dir`: set, it is released from the sweep after a
+   * last look at it and `files` (`taken`); else it stays polled — the kernel refused (`refused`)
+   * or the directory went away (`gone`).
+   */
+  private takeWatch(poller: WatchBackend, dir: string, files: [string, FileStamp][] | undefined): 'taken' | 'refused' | 'gone' {
+    this.rebalancing = true;
+    this.refusedInTrade = false;
+    this.native.addDir(dir, statOrNull(dir)?.ino);
+    this.rebalancing = false;
+    if (this.refusedInTrade) return 'refused';
+    if (!this.native.has(dir)) return 'gone';
+    poller.release!(dir, files ?? []);
+    return 'taken';
   }
 
   private refused(err: NodeJS.ErrnoException, dir: string): void {
@@ -518,16 +523,21 @@ export class PollingBackend implements WatchBackend {
     for (const [file, stamp] of files ?? this.opts.files()) {
       if (parentOf(file) !== dir) continue;
       const known = this.files.get(file);
-      this.stats++;
-      if (!sameStat(statNow(file), known === undefined ? stamp : known.seen)) this.sink.changed(file);
+      if (!sameStat(this.statRaw(file), known === undefined ? stamp : known.seen)) this.sink.changed(file);
       this.files.delete(file);
     }
     this.watched.delete(dir);
   }
 
-  private stat(p: string): Seen | null {
+  /** A stat, counted (`stats`), as `fs` gives it: compared without a copy. */
+  private statRaw(p: string): fs.Stats | null {
     this.stats++;
-    return statOrNull(p);
+    return statNow(p);
+  }
+
+  /** A stat, counted, as a sweep keeps it. */
+  private stat(p: string): Seen | null {
+    return seenOf(this.statRaw(p));
   }
 
   /** A directory whose stat changed is listed again: its new and removed names are hinted. Returns whether it changed. */
@@ -558,6 +568,8 @@ export class PollingBackend implements WatchBackend {
     // A quiet entry is looked at in the sweeps where its slot comes round: every `turns` sweeps,
     // the entries spread over them by slot (one given out, in turn, to each entry at first sight).
     const due = (slot: number) => (slot + sweep) % turns === 0;
+    // A quiet file waits for its turn unless its directory changed (a rename into it changes it).
+    const waits = (file: string, known: PolledFile) => !due(known.slot) && !changedDirs?.has(parentOf(file));
     let quiet = 0;
     // The loop yields once per slice, not a promise per entry.
     let n = 0;
@@ -592,13 +604,12 @@ export class PollingBackend implements WatchBackend {
         if (isQuiet) quiet++;
         if (known === undefined) {
           // First sight: compared with what the reader read (a stamp has no ctime).
-          this.stats++;
-          const st = statNow(file);
+          const st = this.statRaw(file);
           if (!sameStat(st, stamp)) this.sink.changed(file);
           this.files.set(file, { seen: seenOf(st), sweep, slot: this.slots++ });
         } else {
           known.sweep = sweep;
-          if (isQuiet && !due(known.slot) && !changedDirs?.has(parentOf(file))) continue;
+          if (isQuiet && waits(file, known)) continue;
           this.lookAtFile(file, known);
         }
         if (++n % this.sliceSize === 0) await nextTurn();
@@ -609,8 +620,7 @@ export class PollingBackend implements WatchBackend {
         if (this.closed) return;
         if (known.seen !== null && known.seen.mtimeMs < quietBefore) {
           quiet++;
-          // Not its turn, and its directory unchanged (a rename into it would have changed it).
-          if (!due(known.slot) && !changedDirs?.has(parentOf(file))) continue;
+          if (waits(file, known)) continue;
         }
         this.lookAtFile(file, known);
         if (++n % this.sliceSize === 0) await nextTurn();
@@ -625,8 +635,7 @@ export class PollingBackend implements WatchBackend {
 
   /** A file's stat compared with the last look: a change is hinted. */
   private lookAtFile(file: string, known: PolledFile): void {
-    this.stats++;
-    const st = statNow(file);
+    const st = this.statRaw(file);
     if (!sameStat(st, known.seen)) {
       this.sink.changed(file);
       known.seen = seenOf(st);
