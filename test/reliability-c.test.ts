@@ -95,14 +95,14 @@ test('C1 [native, recovered]: watches given back after the banner (the limit rai
   const gate = { closed: true, count: 0 };
   const p = await startProbe(home, { polling: false, reconcileMs: 60_000, watchFactory: refusingFactory('ENOSPC', gate) });
   try {
-    assert.deepEqual(p.state().watchMode, { mode: 'degraded', detail: 'ENOSPC: no inotify watches left' });
+    assert.deepEqual(p.state().watchMode, { mode: 'degraded', detail: 'ENOSPC: no inotify watches left', everyMs: 1_000 });
     // As after `sysctl fs.inotify.max_user_watches=…`: the kernel gives watches again. The first
     // rebalance comes 2 s after the last refusal (the start's), the next a minute later.
     gate.closed = false;
     const opened = Date.now();
     const back = await p.until((s) => s.watchMode.mode === 'native', 'every directory watched again', REBALANCE_EVERY_MS + 5_000);
     t.diagnostic(`back to native watches ${back - opened} ms after the gate opened`);
-    assert.deepEqual(p.state().watchMode, { mode: 'native', detail: null });
+    assert.deepEqual(p.state().watchMode, { mode: 'native', detail: null, everyMs: 1_000 });
     assert.equal(degradedBanner(p.state()), undefined, 'the banner is gone');
     const seen = p.until((s) => shown(s, file).join() === 'C1r 1,C1r 2', 'the append', 5_000);
     const marks = await runWriter([{ op: 'append', file, text: wake('C1r 2') }, { op: 'mark', name: 'w' }]);
@@ -120,7 +120,7 @@ test('C1 [native, at start-up]: ENOSPC on the very first watch → degraded from
   const gate = { closed: true, count: 0 };
   const p = await startProbe(home, { polling: false, reconcileMs: 60_000, watchFactory: refusingFactory('EMFILE', gate) });
   try {
-    assert.deepEqual(p.state().watchMode, { mode: 'degraded', detail: 'EMFILE: too many open files' });
+    assert.deepEqual(p.state().watchMode, { mode: 'degraded', detail: 'EMFILE: too many open files', everyMs: 1_000 });
     assert.deepEqual(shown(p.state(), file), ['C1s 1']);
     const seen = p.until((s) => shown(s, file).join() === 'C1s 1,C1s 2', 'the append', POLL_MS + 5_000);
     const marks = await runWriter([{ op: 'append', file, text: wake('C1s 2') }, { op: 'mark', name: 'w' }]);
@@ -235,6 +235,24 @@ test('C1 [polling]: forced polling needs no inotify watch at all → nothing to 
     assert.ok((await seen) - marks.get('w')! <= POLL_MS + 250);
     assert.equal(gate.count, 0, 'no watch was ever asked for');
     assert.equal(p.state().watchMode.mode, 'polling');
+  } finally {
+    await p.stop();
+    removeHome(home);
+  }
+});
+
+test('C1 [polling, its interval]: the banner states the sweep\'s interval the reader was given, and an append is seen within it + 250 ms', CASE, async () => {
+  const home = faultHome();
+  const file = newSession(home, 'c1i', [wake('C1i 1')]);
+  const everyMs = 400;
+  const p = await startProbe(home, { polling: true, pollMs: everyMs, reconcileMs: 60_000 });
+  try {
+    assert.deepEqual(p.state().watchMode, { mode: 'polling', detail: 'forced', everyMs });
+    assert.equal(degradedBanner(p.state()), '⚠ file watching degraded - polling every 400 ms (forced)');
+    const seen = p.until((s) => shown(s, file).join() === 'C1i 1,C1i 2', 'the append', everyMs + 5_000);
+    const marks = await runWriter([{ op: 'append', file, text: wake('C1i 2') }, { op: 'mark', name: 'w' }]);
+    const latency = (await seen) - marks.get('w')!;
+    assert.ok(latency <= everyMs + 250, `seen ${latency} ms after the write (bound ${everyMs + 250} ms)`);
   } finally {
     await p.stop();
     removeHome(home);

@@ -255,8 +255,11 @@ test('a home whose sessions are still being listed: the frame names the home and
 
 test('a degraded watcher shows a banner', async () => {
   const { until, store } = setup();
-  store.push([{ type: 'watch-mode', mode: 'degraded', detail: null }]);
+  store.push([{ type: 'watch-mode', mode: 'degraded', detail: null, everyMs: 1_000 }]);
   await until((f) => f.includes('file watching degraded - polling every 1 s'));
+  // The banner states the sweep's interval as the reader reports it, not a fixed text.
+  store.push([{ type: 'watch-mode', mode: 'polling', detail: 'forced', everyMs: 2_500 }]);
+  await until((f) => f.includes('file watching degraded - polling every 2.5 s (forced)'));
 });
 
 test('/ filters rows by text and Esc clears it', async () => {

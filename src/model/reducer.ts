@@ -17,6 +17,9 @@ import type {
 } from './types.js';
 import { MapDraft } from './shared-map.js';
 
+/** The polling sweep's interval, unless a reader is given another (`HomeReader`'s `pollMs`). */
+export const DEFAULT_POLL_MS = 1_000;
+
 /** How many state-log events are kept per log (the detail pane shows the recent ones). */
 export const STATE_LOG_KEEP = 200;
 /** How many journal lines are kept per home. */
@@ -41,7 +44,7 @@ export interface ModelState {
   warnings: ReadonlyMap<string, readonly Warning[]>;
   /** Per home: sessions read of those listed, whether all are, and whether the list is still being made. */
   progress: ReadonlyMap<string, HomeProgress>;
-  watchMode: { mode: 'native' | 'polling' | 'degraded'; detail: string | null };
+  watchMode: { mode: 'native' | 'polling' | 'degraded'; detail: string | null; everyMs: number };
 }
 
 /** A home's start: see the `progress` event. */
@@ -67,7 +70,7 @@ export function initialModelState(): ModelState {
     acks: new Map(),
     warnings: new Map(),
     progress: new Map(),
-    watchMode: { mode: 'native', detail: null },
+    watchMode: { mode: 'native', detail: null, everyMs: DEFAULT_POLL_MS },
   };
 }
 
@@ -173,7 +176,7 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
         break;
       }
       case 'watch-mode':
-        if (watchMode.mode !== event.mode || watchMode.detail !== event.detail) watchMode = { mode: event.mode, detail: event.detail };
+        if (watchMode.mode !== event.mode || watchMode.detail !== event.detail || watchMode.everyMs !== event.everyMs) watchMode = { mode: event.mode, detail: event.detail, everyMs: event.everyMs };
         break;
       default:
         assertNever(event);

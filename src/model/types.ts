@@ -258,4 +258,5 @@ export type ReaderEvent =
    * home being read instead of "no sessions"); the reader's own events list them.
    */
   | { type: 'progress'; home: string; read: number; total: number; done: boolean; listing?: true }
-  | { type: 'watch-mode'; mode: 'native' | 'polling' | 'degraded'; detail: string | null };
+  /** `everyMs`: how often the polling sweep runs (the reader's `pollMs`), which the degraded banner states. */
+  | { type: 'watch-mode'; mode: 'native' | 'polling' | 'degraded'; detail: string | null; everyMs: number };

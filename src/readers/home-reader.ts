@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/paths.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
+import { DEFAULT_POLL_MS } from '../model/reducer.js';
 import { readCheckpointFile } from './checkpoint-file.js';
 import { BUNDLE_PART, bundleOf, bundleRecords, cachedIncidentStats, FRONT_TREE_KEYS, isRecordedDir, makeBundle, RACY_DIR_MS, DirListings, trustedBundle, withoutFileAndHome, type CachedDir, type CachedTree, type IncidentBundle } from './dir-listings.js';
 import { classifyPath, isTempName, LATER_ROOTS, LIST_ROOTS, LIVE_ROOTS, walkHome, type ArtifactKind, type DirListing, type FoundFile, type KnownStat, type WalkOptions, type WalkRoot } from './home-walk.js';
@@ -343,7 +344,7 @@ export class HomeReader {
       probeMs: 2_500,
       host: os.hostname(),
       sliceSize: 25,
-      pollMs: 1_000,
+      pollMs: DEFAULT_POLL_MS,
       watchFactory: createWatchBackend,
       incompleteGraceMs: 5_000,
       cacheQuietMs: 30_000,
@@ -1073,7 +1074,7 @@ export class HomeReader {
     const turns = w.quietEveryMs !== null && w.quietEveryMs > this.opts.pollMs;
     const quiet = turns ? `files unchanged for ${Math.round(POLL_QUIET_MS / 60_000)} min: every ${Math.round(w.quietEveryMs! / 1000)} s` : null;
     const detail = [w.cause, quiet].filter((x) => x !== null).join('; ');
-    this.push({ type: 'watch-mode', mode: w.mode, detail: detail === '' ? null : detail });
+    this.push({ type: 'watch-mode', mode: w.mode, detail: detail === '' ? null : detail, everyMs: this.opts.pollMs });
   }
 
   /** The polling sweep now looks at each quiet entry every `ms` (PollingBackend). */

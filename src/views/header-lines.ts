@@ -103,7 +103,7 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
   for (const f of remotes.slice(0, MAX_REMOTE_LINES)) lines.push(remoteLine(f, s.now));
   if (remotes.length > MAX_REMOTE_LINES) lines.push(plainLine(`+${remotes.length - MAX_REMOTE_LINES} more remotes`, { dim: true }));
   if (s.watchMode.mode !== 'native') {
-    lines.push(plainLine(`⚠ file watching degraded - polling every 1 s${s.watchMode.detail ? ` (${s.watchMode.detail})` : ''}`, { color: 'yellow', bold: true }));
+    lines.push(plainLine(`⚠ file watching degraded - polling every ${formatEvery(s.watchMode.everyMs)}${s.watchMode.detail ? ` (${s.watchMode.detail})` : ''}`, { color: 'yellow', bold: true }));
   }
   for (const a of audits ?? []) {
     const warning = auditHeaderWarning(a);
@@ -127,6 +127,13 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
 const MAX_REMOTE_LINES = 3;
 
 /** One `--remote` feed: how old its rows are, and why when they are stale. */
+/** The sweep's interval as the banner says it: whole seconds as "1 s", the rest as "1.5 s" or "250 ms". */
+export function formatEvery(ms: number): string {
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  const s = ms / 1_000;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}
+
 function remoteLine(f: RemoteFeedStatus, now: number): Line {
   const where = `remote ${f.host}`;
   const skew = f.skewMs !== null ? span(` · its clock is ${formatAge(Math.abs(f.skewMs))} ${f.skewMs > 0 ? 'ahead' : 'behind'}`, { color: 'yellow' }) : null;
