@@ -46,6 +46,8 @@ test('status --json --now prints exactly the generator\'s expected clocks for ev
   const m = await demoHome();
   const { stdout } = await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', m.home]);
   const doc = JSON.parse(stdout) as Json;
+  // Printed in chunks (json-out.ts), the text is still exactly the document indented by 2, and a newline.
+  assert.equal(stdout, JSON.stringify(doc, null, 2) + '\n');
   assert.equal(doc.v, 1);
   assert.equal(doc.now, new Date(NOW).toISOString());
   assert.equal(doc.home, m.home);

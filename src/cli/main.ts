@@ -12,6 +12,7 @@ import { createLiveStore } from '../app/live-store.js';
 import { defaultCacheDir } from '../readers/session-cache.js';
 import { checkpointsBeforeFirstFrame, runDashboard } from '../app/run-dashboard.js';
 import { installExtension } from './install-extension.js';
+import { writeJson } from './json-out.js';
 import { statusJson } from '../model/status-json.js';
 import { processStartIdentity } from '../readers/process-probe.js';
 import { loadSnapshot } from './load-snapshot.js';
@@ -111,7 +112,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       const list = snap.incidents.filter((i) => (since === null || (i.at ?? 0) >= since) && (!opts.class || i.cls.includes(opts.class)));
       if (opts.json) {
         const doc = statusJson({ ...snap, incidents: list, roots: [] });
-        io.out(JSON.stringify({ v: 1, now: doc.now, incidents: doc.incidents, warnings: doc.warnings }, null, 2) + '\n');
+        printJson({ v: 1, now: doc.now, incidents: doc.incidents, warnings: doc.warnings }, io);
       } else {
         for (const i of list) {
           // UTC instant (what the files say) and how long ago, so the age is known at a glance.
@@ -239,8 +240,15 @@ async function printStatus(homes: string[], opts: { json: boolean; now?: number;
   const feeds = opts.remotes?.length ? await fetchRemotesOnce(opts.remotes, { clock: io.now }) : [];
   const now = opts.now ?? io.now();
   const snap = mergeRemote(await readHomes(homes, now), feeds, now);
-  io.out(opts.json ? JSON.stringify(statusJson(snap), null, 2) + '\n' : renderStatusTable(snap));
+  if (opts.json) printJson(statusJson(snap), io);
+  else io.out(renderStatusTable(snap));
   return 0;
+}
+
+/** A JSON document and a newline on stdout, in chunks: a big home's `status --json` is tens of MB (json-out.ts). */
+function printJson(doc: unknown, io: Io): void {
+  writeJson(doc, io.out);
+  io.out('\n');
 }
 
 /** The TUI needs a real terminal that understands escapes; otherwise a plain snapshot is printed. */
