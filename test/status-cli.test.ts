@@ -174,3 +174,16 @@ test('status and incidents read with the session cache: the first run writes it,
     rmSync(path.dirname(m.home), { recursive: true, force: true });
   }
 });
+
+test('demo --status --dir where no directory can be made: one clear line and exit 2, not a spin (Node\'s recursive mkdir never returns under /proc)', () => {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'loop-dash-demo-dir-')), 'a-file');
+  appendFileSync(file, '');
+  for (const [dir, code] of [[path.join('/proc', `loop-dash-test-${process.pid}`), 'ENOENT'], [path.join(file, 'sub'), 'ENOTDIR']] as const) {
+    const r = spawnSync(process.execPath, [BIN, 'demo', '--status', '--dir', dir], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, CI: 'true' } });
+    assert.equal(r.error, undefined, `${dir}: ${String(r.error)} (a spinning mkdir is killed by the 20 s timeout)`);
+    assert.equal(r.status, 2, `${dir}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`^loop-dash: demo --dir ${dir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot build the demo home there: ${code}\\b[^\\n]*\\n$`));
+  }
+  rmSync(path.dirname(file), { recursive: true, force: true });
+});

@@ -260,14 +260,21 @@ async function buildDemoHome(dir: string | undefined, now: number): Promise<{ ho
   const base = dir ? path.resolve(dir) : mkdtempSync(path.join(os.tmpdir(), 'loop-dash-demo-'));
   const home = path.join(base, 'home');
   const { generateHome } = await import('../demo/generate.js');
-  const manifest = await generateHome(home, {
-    now,
-    livePid: process.pid,
-    livePidStart: processStartIdentity(process.pid),
-    deadPid: deadPid(),
-    repoDir: path.join(base, 'repo'),
-  });
-  return { home, manifest };
+  try {
+    const manifest = await generateHome(home, {
+      now,
+      livePid: process.pid,
+      livePidStart: processStartIdentity(process.pid),
+      deadPid: deadPid(),
+      repoDir: path.join(base, 'repo'),
+    });
+    return { home, manifest };
+  } catch (err) {
+    // A --dir the demo cannot be built in (read-only, not a directory, under /proc): one line, no stack.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (dir !== undefined && typeof code === 'string' && /^E[A-Z]+$/.test(code)) throw new InputError(`demo --dir ${dir}: cannot build the demo home there: ${(err as Error).message}`);
+    throw err;
+  }
 }
 
 /** The demo: a generated home kept moving by the simulator, with the dashboard open on it. */

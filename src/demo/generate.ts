@@ -19,7 +19,7 @@ import {
   type ScenarioContext,
   type SessionPlan,
 } from './scenarios.js';
-import { writeFileAtomic, writeJsonAtomic } from './write-atomic.js';
+import { makeDir, writeFileAtomic, writeJsonAtomic } from './write-atomic.js';
 
 /** Options of {@link generateHome}; `now` is epoch ms and every time in the home is relative to it. */
 export interface GenerateHomeOptions {
@@ -117,7 +117,7 @@ export function manifestOf(plan: HomePlan): DemoManifest {
 
 async function writePlan(plan: HomePlan): Promise<void> {
   const cwds = new Set(plan.sessions.filter((s) => s.role === 'root').map((s) => s.cwd));
-  for (const d of [...plan.dirs, ...cwds]) await fs.mkdir(d, { recursive: true });
+  for (const d of [...plan.dirs, ...cwds]) makeDir(d);
   const p = homePaths(plan.home);
   await writeJsonAtomic(p.settings, plan.settings);
   await writeJsonAtomic(p.models, plan.models);
@@ -136,7 +136,7 @@ async function writePlan(plan: HomePlan): Promise<void> {
   });
   await inPool(plan.jsonFiles, 16, (f) => writeJsonAtomic(f.file, f.body, { mkdir: true }));
   await inPool(plan.stateLogs, 16, async (l) => {
-    await fs.mkdir(path.dirname(l.file), { recursive: true });
+    makeDir(path.dirname(l.file));
     await fs.writeFile(l.file, l.lines.map((x) => JSON.stringify(x) + '\n').join(''));
   });
   await inPool(plan.textFiles, 16, (t) => writeFileAtomic(t.file, t.text, { mkdir: true }));
@@ -159,7 +159,7 @@ const CHUNK_BYTES = 1 << 20;
 
 /** Header, entries with ids and parent links, and (for benchmark homes) filler in large chunks. */
 async function writeSessionFile(s: SessionPlan): Promise<void> {
-  await fs.mkdir(path.dirname(s.sessionFile), { recursive: true });
+  makeDir(path.dirname(s.sessionFile));
   let n = 0;
   let parent: string | null = null;
   const line = (spec: EntrySpec): string => {

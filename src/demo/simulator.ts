@@ -38,7 +38,7 @@ import {
   type DemoModel,
   type EntrySpec,
 } from './scenarios.js';
-import { writeFileAtomic, writeJsonAtomic } from './write-atomic.js';
+import { makeDir, writeFileAtomic, writeJsonAtomic } from './write-atomic.js';
 
 /** Options of {@link startSimulator}. */
 export interface SimulatorOptions {
@@ -224,7 +224,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
   /** Create a directory inside the home, but never resurrect a home that was removed. */
   async function ensureDir(dir: string): Promise<void> {
     if (!existsSync(home)) throw new Error(`demo home is gone: ${home}`);
-    await fs.mkdir(dir, { recursive: true });
+    makeDir(dir);
   }
 
   function writeJson(file: string, value: unknown, mkdir = false): void {

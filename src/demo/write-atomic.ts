@@ -5,6 +5,16 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { ensureDir } from '../extension/atomic-file.js';
+
+/**
+ * Makes `dir` and its missing parents (mode 0777 less the umask, as `mkdir -p`). Not Node's
+ * recursive mkdir, which never returns where a parent exists but mkdir says ENOENT (`demo --dir
+ * /proc/x` spun a core until 12-07): `ensureDir` throws there.
+ */
+export function makeDir(dir: string): void {
+  ensureDir(dir, 0o777);
+}
 
 let counter = 0;
 
@@ -22,7 +32,7 @@ export interface AtomicWriteOptions {
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array, opts: AtomicWriteOptions = {}): Promise<void> {
   const dir = path.dirname(file);
-  if (opts.mkdir) await fs.mkdir(dir, { recursive: true });
+  if (opts.mkdir) makeDir(dir);
   counter += 1;
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${counter}.tmp`);
   try {
