@@ -160,6 +160,7 @@ test('status and incidents read with the session cache: the first run writes it,
     assert.equal(await status(), first, 'a run with the cache prints the same');
     const { stdout: incidents } = await run(process.execPath, [BIN, 'incidents', '--json', '--now', new Date(NOW).toISOString(), '--home', m.home], { env });
     assert.deepEqual(JSON.parse(incidents).incidents, (JSON.parse(first) as Json).incidents, 'incidents read with the cache list the same');
+    assert.equal(incidents, JSON.stringify(JSON.parse(incidents), null, 2) + '\n', 'incidents --json: the document indented by 2, and a newline (printed in chunks)');
     // Nothing had changed: every entry it loaded held, so it was not written again.
     const after = statSync(cacheFile, { bigint: true });
     assert.deepEqual([after.ino, after.mtimeNs], [written.ino, written.mtimeNs], 'the cache is left as it was');
