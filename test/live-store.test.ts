@@ -60,7 +60,7 @@ test('a start names every home as being listed at once (before its walk), then a
   });
   const started = store.start();
   // Synchronously, before any reader has walked anything: published as it is.
-  assert.deepEqual(store.getState().progress.get(home), { read: 0, total: 0, done: false, listing: true });
+  assert.deepEqual(store.getState().progress.get(home), { read: 0, total: 0, done: false, listing: true, searching: 0 });
   assert.equal(store.getState().sessionFiles.size, 0, 'nothing read yet');
   await started;
   const p = store.getState().progress.get(home);

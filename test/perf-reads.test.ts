@@ -11,11 +11,13 @@ import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFil
 import os from 'node:os';
 import path from 'node:path';
 import { createLiveStore, type LiveStore } from '../src/app/live-store.js';
-import type { SessionFileFacts } from '../src/model/types.js';
+import type { ReaderEvent, SessionFileFacts } from '../src/model/types.js';
 import { createReadCounter, type ReadCounter } from '../src/readers/read-counter.js';
 import { initialModelState, reduceEvents } from '../src/model/reducer.js';
 import { buildSnapshot } from '../src/model/snapshot.js';
-import { loadHomeOnce } from '../src/readers/home-reader.js';
+import { HomeReader, loadHomeOnce } from '../src/readers/home-reader.js';
+import { headerLines } from '../src/views/header-lines.js';
+import { lineText } from '../src/views/line.js';
 import { assistantEntry, customEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -168,6 +170,48 @@ test('a state entry far before the tail: found by the background search, remembe
     assert.equal(counter.bytesRead, 0, 'nothing was appended: a warm start reads no content');
   } finally {
     await s2.stop();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
+
+test('the background search is told: the files still to be searched before their tails, counted down to 0 after the far state entry is found; the header says so meanwhile; a warm start searches nothing', async () => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  const file = farStateSession(home, 'far');
+  bigSession(home, 'near', 200_000);
+  const firstStart = async () => {
+    const events: ReaderEvent[] = [];
+    const reader = new HomeReader({ home, emit: (e) => events.push(...e), cacheDir, reconcileMs: 60_000 });
+    await reader.start();
+    await reader.background();
+    await reader.stop();
+    return events;
+  };
+  try {
+    const events = await firstStart();
+    const searching = events.flatMap((e, i) => (e.type === 'searching' ? [{ i, left: e.left }] : []));
+    const found = events.findIndex((e) => e.type === 'session-file' && e.facts.file === file && e.facts.continuation?.nudgeCount === 7);
+    // Both files: neither holds every needle in its head block and tail window. Counted down, at
+    // most one count every 250 ms (so 2 then 0 here), the far entry found between the first and the last.
+    const lefts = searching.map((x) => x.left);
+    assert.equal(lefts[0], 2, JSON.stringify(searching));
+    assert.equal(lefts.at(-1), 0, JSON.stringify(searching));
+    assert.ok(lefts.every((n, k) => k === 0 || n < lefts[k - 1]!), `counted down: ${JSON.stringify(lefts)}`);
+    assert.ok(searching[0]!.i < found && found < searching.at(-1)!.i, `told before the far entry is found (event ${found}) and 0 after: ${JSON.stringify(searching)}`);
+    // The model and the header, as the events left them just before the entry was found, and after.
+    const before = reduceEvents(initialModelState(), events.slice(0, found));
+    assert.equal(before.progress.get(home)?.searching, 2);
+    const line = (state: typeof before) =>
+      headerLines({ snapshot: buildSnapshot(state, T0, { host: 'h' }), sort: 'first-limit', filter: '', filterEditing: false, readOnly: false })
+        .map(lineText)
+        .find((l) => l.includes('searching further back'));
+    assert.equal(line(before), 'searching further back in 2 sessions for their state (a "—" may fill in)…');
+    assert.equal(line(reduceEvents(initialModelState(), events)), undefined, 'gone once every file is searched');
+    // The next start resumes every file from the cache: nothing to search, nothing told.
+    const again = await firstStart();
+    assert.deepEqual(again.filter((e) => e.type === 'searching'), []);
+  } finally {
     rmSync(path.dirname(home), { recursive: true, force: true });
     rmSync(cacheDir, { recursive: true, force: true });
   }

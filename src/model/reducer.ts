@@ -53,6 +53,8 @@ export interface HomeProgress {
   total: number;
   done: boolean;
   listing: boolean;
+  /** Session files still to be searched before their tail windows (the `searching` event). */
+  searching: number;
 }
 
 export function initialModelState(): ModelState {
@@ -172,7 +174,14 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
         const had = (drafts.get('progress') ?? state.progress).get(event.home) as HomeProgress | undefined;
         const listing = event.listing === true;
         if (had && had.read === event.read && had.total === event.total && had.done === event.done && had.listing === listing) break;
-        draft('progress').set(event.home, { read: event.read, total: event.total, done: event.done, listing });
+        draft('progress').set(event.home, { read: event.read, total: event.total, done: event.done, listing, searching: had?.searching ?? 0 });
+        break;
+      }
+      case 'searching': {
+        // Only for a home whose start began (the search follows it); anything else is dropped.
+        const had = (drafts.get('progress') ?? state.progress).get(event.home) as HomeProgress | undefined;
+        if (!had || had.searching === event.left) break;
+        draft('progress').set(event.home, { ...had, searching: event.left });
         break;
       }
       case 'watch-mode':

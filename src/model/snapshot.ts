@@ -113,8 +113,11 @@ export interface Snapshot {
   roots: SessionView[];
   incidents: readonly IncidentRecord[];
   warnings: readonly Warning[];
-  /** Sessions read of those listed over every home; `listing`: some home's sessions are still being listed. */
-  progress: { read: number; total: number; done: boolean; listing: boolean };
+  /**
+   * Sessions read of those listed over every home; `listing`: some home's sessions are still being
+   * listed; `searching`: session files still to be searched before their tails (the background search).
+   */
+  progress: { read: number; total: number; done: boolean; listing: boolean; searching: number };
   watchMode: ModelState['watchMode'];
   /** Limits per home after fallbacks, with notes on ignored settings. */
   homeLimits: Map<string, { limits: HomeLimits; notes: string[] }>;
@@ -878,13 +881,15 @@ function progressOf(state: ModelState): Snapshot['progress'] {
   let total = 0;
   let done = true;
   let listing = false;
+  let searching = 0;
   state.progress.forEach((pr) => {
     read += pr.read;
     total += pr.total;
     done &&= pr.done;
     listing ||= pr.listing;
+    searching += pr.searching;
   });
-  return { read, total, done, listing };
+  return { read, total, done, listing, searching };
 }
 
 /** Join session files and checkpoints by session id (a fresh root may have only a checkpoint). */

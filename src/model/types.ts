@@ -258,5 +258,11 @@ export type ReaderEvent =
    * home being read instead of "no sessions"); the reader's own events list them.
    */
   | { type: 'progress'; home: string; read: number; total: number; done: boolean; listing?: true }
+  /**
+   * After a home's start, its session files still to be searched before their tail windows for
+   * the state entries the start did not find (the background search, roots first): until then a
+   * cell those entries decide may show "—" for a value the file holds. 0 once all are searched.
+   */
+  | { type: 'searching'; home: string; left: number }
   /** `everyMs`: how often the polling sweep runs (the reader's `pollMs`), which the degraded banner states. */
   | { type: 'watch-mode'; mode: 'native' | 'polling' | 'degraded'; detail: string | null; everyMs: number };

@@ -829,7 +829,18 @@ export class HomeReader {
     const order = [...this.sessions.entries()]
       .filter(([, r]) => r.unsearchedBytes() > 0)
       .sort(([a, ra], [b, rb]) => role(ra) - role(rb) || (this.known.get(b)?.mtimeMs ?? 0) - (this.known.get(a)?.mtimeMs ?? 0));
-    for (const [file, reader] of order) {
+    // How many are left, for the header (at most one batch for it every PROGRESS_MS, and the last).
+    let toldAt = -Infinity;
+    const tell = (left: number, now: boolean) => {
+      if (!now && performance.now() - toldAt < PROGRESS_MS) return;
+      toldAt = performance.now();
+      this.push({ type: 'searching', home: this.home, left });
+      this.scheduleFlush();
+    };
+    if (order.length > 0) tell(order.length, true);
+    for (let i = 0; i < order.length; i++) {
+      const [file, reader] = order[i]!;
+      if (i > 0) tell(order.length - i, false);
       while (!this.stopped && this.sessions.get(file) === reader && reader.unsearchedBytes() > 0) {
         const t0 = performance.now();
         const r = await reader.deepen(DEEP_SCAN_STEP);
@@ -844,6 +855,7 @@ export class HomeReader {
       }
       if (this.stopped) return;
     }
+    if (order.length > 0) tell(0, true);
     await this.saveCache();
   }
 

@@ -113,6 +113,10 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
     // Until every home's sessions are listed, how many there are is not known yet.
     const text = s.progress.listing ? (s.progress.total > 0 ? `reading ${s.progress.read}/${s.progress.total}+ sessions… (still listing)` : 'listing sessions…') : `reading ${s.progress.read}/${s.progress.total} sessions…`;
     lines.push(plainLine(text, { color: 'cyan' }));
+  } else if (s.progress.searching > 0) {
+    // The first start of a home searches long files' middles for older state entries in the background.
+    const n = s.progress.searching;
+    lines.push(plainLine(`searching further back in ${n} session${n === 1 ? '' : 's'} for their state (a "—" may fill in)…`, { color: 'cyan', dim: true }));
   }
   const sortText = `sort: ${SORT_LABELS[sort]}`;
   if (filterEditing || filter) {
@@ -126,7 +130,6 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
 /** Remote feeds get a line each, up to this many. */
 const MAX_REMOTE_LINES = 3;
 
-/** One `--remote` feed: how old its rows are, and why when they are stale. */
 /** The sweep's interval as the banner says it: whole seconds as "1 s", the rest as "1.5 s" or "250 ms". */
 export function formatEvery(ms: number): string {
   if (ms < 1_000) return `${Math.round(ms)} ms`;
@@ -134,6 +137,7 @@ export function formatEvery(ms: number): string {
   return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
 }
 
+/** One `--remote` feed: how old its rows are, and why when they are stale. */
 function remoteLine(f: RemoteFeedStatus, now: number): Line {
   const where = `remote ${f.host}`;
   const skew = f.skewMs !== null ? span(` · its clock is ${formatAge(Math.abs(f.skewMs))} ${f.skewMs > 0 ? 'ahead' : 'behind'}`, { color: 'yellow' }) : null;
