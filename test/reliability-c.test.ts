@@ -50,6 +50,15 @@ import { waitFor } from './support/wait-for.js';
 
 const CASE = { timeout: 90_000 };
 
+/**
+ * Appends a record showing `text` to `file` from the writer process, once `seen` (the probe's wait
+ * for it to show) is armed; returns the ms from the write to when it showed.
+ */
+async function appendSeenAfter(seen: Promise<number>, file: string, text: string): Promise<number> {
+  const marks = await runWriter([{ op: 'append', file, text: wake(text) }, { op: 'mark', name: 'w' }]);
+  return (await seen) - marks.get('w')!;
+}
+
 /** The header's "file watching degraded" line for `state`, as drawn (undefined: none). */
 function degradedBanner(state: ModelState): string | undefined {
   return headerLines({ snapshot: buildSnapshot(state, Date.now(), { host: os.hostname() }), sort: 'first-limit', filter: '', filterEditing: false, readOnly: false })
@@ -77,8 +86,7 @@ test('C1 [native]: an injected ENOSPC from the watch adapter → a persistent "f
     // Appends (to the unwatched and the old file) are seen by the poller within interval + 250 ms.
     for (const [f, text] of [[fresh, 'C1 new 2'], [file, 'C1 2']] as const) {
       const seen = p.until((s) => shown(s, f).at(-1) === text, text, POLL_MS + 5_000);
-      const marks = await runWriter([{ op: 'append', file: f, text: wake(text) }, { op: 'mark', name: 'w' }]);
-      const latency = (await seen) - marks.get('w')!;
+      const latency = await appendSeenAfter(seen, f, text);
       assert.ok(latency <= POLL_MS + 250, `${text} seen ${latency} ms after the write (bound ${POLL_MS + 250} ms)`);
     }
     assert.equal(p.state().watchMode.mode, 'degraded', 'the banner persists');
@@ -105,8 +113,7 @@ test('C1 [native, recovered]: watches given back after the banner (the limit rai
     assert.deepEqual(p.state().watchMode, { mode: 'native', detail: null, everyMs: 1_000 });
     assert.equal(degradedBanner(p.state()), undefined, 'the banner is gone');
     const seen = p.until((s) => shown(s, file).join() === 'C1r 1,C1r 2', 'the append', 5_000);
-    const marks = await runWriter([{ op: 'append', file, text: wake('C1r 2') }, { op: 'mark', name: 'w' }]);
-    const latency = (await seen) - marks.get('w')!;
+    const latency = await appendSeenAfter(seen, file, 'C1r 2');
     assert.ok(latency <= 250, `seen ${latency} ms after the write (the native bound, 250 ms)`);
   } finally {
     await p.stop();
@@ -123,8 +130,7 @@ test('C1 [native, at start-up]: ENOSPC on the very first watch → degraded from
     assert.deepEqual(p.state().watchMode, { mode: 'degraded', detail: 'EMFILE: too many open files', everyMs: 1_000 });
     assert.deepEqual(shown(p.state(), file), ['C1s 1']);
     const seen = p.until((s) => shown(s, file).join() === 'C1s 1,C1s 2', 'the append', POLL_MS + 5_000);
-    const marks = await runWriter([{ op: 'append', file, text: wake('C1s 2') }, { op: 'mark', name: 'w' }]);
-    assert.ok((await seen) - marks.get('w')! <= POLL_MS + 250);
+    assert.ok((await appendSeenAfter(seen, file, 'C1s 2')) <= POLL_MS + 250);
   } finally {
     await p.stop();
     removeHome(home);
@@ -231,8 +237,7 @@ test('C1 [polling]: forced polling needs no inotify watch at all → nothing to 
   try {
     assert.equal(p.state().watchMode.mode, 'polling');
     const seen = p.until((s) => shown(s, file).join() === 'C1p 1,C1p 2', 'the append', POLL_MS + 5_000);
-    const marks = await runWriter([{ op: 'append', file, text: wake('C1p 2') }, { op: 'mark', name: 'w' }]);
-    assert.ok((await seen) - marks.get('w')! <= POLL_MS + 250);
+    assert.ok((await appendSeenAfter(seen, file, 'C1p 2')) <= POLL_MS + 250);
     assert.equal(gate.count, 0, 'no watch was ever asked for');
     assert.equal(p.state().watchMode.mode, 'polling');
   } finally {
@@ -250,8 +255,7 @@ test('C1 [polling, its interval]: the banner states the sweep\'s interval the re
     assert.deepEqual(p.state().watchMode, { mode: 'polling', detail: 'forced', everyMs });
     assert.equal(degradedBanner(p.state()), '⚠ file watching degraded - polling every 400 ms (forced)');
     const seen = p.until((s) => shown(s, file).join() === 'C1i 1,C1i 2', 'the append', everyMs + 5_000);
-    const marks = await runWriter([{ op: 'append', file, text: wake('C1i 2') }, { op: 'mark', name: 'w' }]);
-    const latency = (await seen) - marks.get('w')!;
+    const latency = await appendSeenAfter(seen, file, 'C1i 2');
     assert.ok(latency <= everyMs + 250, `seen ${latency} ms after the write (bound ${everyMs + 250} ms)`);
   } finally {
     await p.stop();
@@ -278,16 +282,14 @@ test('C1 [polling, quiet in turns]: past the sweep\'s budget of quiet entries, f
     for (const f of files.slice(0, 4)) {
       const text = `${path.basename(f)} 2`;
       const seen = p.until((s) => shown(s, f).at(-1) === text, text, quietMs + 5_000);
-      const marks = await runWriter([{ op: 'append', file: f, text: wake(text) }, { op: 'mark', name: 'w' }]);
-      latencies.push((await seen) - marks.get('w')!);
+      latencies.push(await appendSeenAfter(seen, f, text));
     }
     t.diagnostic(`${detail}; quiet appends seen after ${latencies.join(', ')} ms`);
     assert.ok(Math.max(...latencies) <= quietMs + 250, `quiet appends seen after ${latencies.join(', ')} ms (bound ${quietMs + 250} ms)`);
     // Changed now, not quiet: its next append is seen at the next sweep.
     const again = files[0]!;
     const seen = p.until((s) => shown(s, again).at(-1) === 'C1q again', 'the append to a file changed a moment ago', POLL_MS + 5_000);
-    const marks = await runWriter([{ op: 'append', file: again, text: wake('C1q again') }, { op: 'mark', name: 'w' }]);
-    const latency = (await seen) - marks.get('w')!;
+    const latency = await appendSeenAfter(seen, again, 'C1q again');
     assert.ok(latency <= POLL_MS + 250, `seen ${latency} ms after the write (bound ${POLL_MS + 250} ms)`);
   } finally {
     await p.stop();
@@ -359,8 +361,7 @@ for (const backend of BACKENDS) {
       await new Promise((r) => setTimeout(r, Math.max(0, closedAt + windowMs - Date.now())));
       gate.closed = false;
       const seen = p.until((s) => shown(s, b).join() === 'C2 b1,C2 b2', 'an append after the window', 5_000);
-      const m2 = await runWriter([{ op: 'append', file: b, text: wake('C2 b2') }, { op: 'mark', name: 'w' }]);
-      assert.ok((await seen) - m2.get('w')! <= latencyBound(backend));
+      assert.ok((await appendSeenAfter(seen, b, 'C2 b2')) <= latencyBound(backend));
     } finally {
       await p.stop();
       removeHome(home);

@@ -829,11 +829,11 @@ export class HomeReader {
     const order = [...this.sessions.entries()]
       .filter(([, r]) => r.unsearchedBytes() > 0)
       .sort(([a, ra], [b, rb]) => role(ra) - role(rb) || (this.known.get(b)?.mtimeMs ?? 0) - (this.known.get(a)?.mtimeMs ?? 0));
-    // How many are left, for the header (at most one batch for it every PROGRESS_MS, and the last).
-    let toldAt = -Infinity;
+    // How many are left, for the header: on the start's progress clock (at most one every
+    // PROGRESS_MS), and the first and the last always.
     const tell = (left: number, now: boolean) => {
-      if (!now && performance.now() - toldAt < PROGRESS_MS) return;
-      toldAt = performance.now();
+      if (!now && performance.now() - this.lastProgressAt < PROGRESS_MS) return;
+      this.lastProgressAt = performance.now();
       this.push({ type: 'searching', home: this.home, left });
       this.scheduleFlush();
     };
