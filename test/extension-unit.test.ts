@@ -60,7 +60,7 @@ const IDENTITY: SessionIdentity = {
   pidStart: '123',
   host: 'h',
 };
-const RETRY = { enabled: true, maxRetries: 3, baseDelayMs: 2000, maxAgentDelayMs: 60_000 };
+const RETRY = { enabled: true, maxRetries: 3, baseDelayMs: 2000, maxAgentDelayMs: 60_000, rateLimitDelayMs: 60_000 };
 const LIMITS = { inactivityMs: 900_000, absoluteMs: 4_500_000, episodeMs: 1_200_000, episodeMaxAttempts: 4 };
 
 function run(events: TrackerEvent[], identity: SessionIdentity = IDENTITY, retry = RETRY): TrackerState {
@@ -98,6 +98,13 @@ test('error classes: quota before rate limit, owner-needing classes are not retr
   assert.equal(classifyError('weird'), 'other');
   assert.equal(likelyRetried('server'), true);
   assert.equal(likelyRetried('auth'), false);
+  // Phrases pi's own list retries (pi-ai's isRetryableAssistantError) or refuses to.
+  for (const m of ['Provider returned error', 'The upstream provider returned an error', 'other side closed', 'HTTP/2 stream failed', 'Our servers are currently busy', 'request to https://x.example/v1 failed, reason: ']) {
+    assert.equal(likelyRetried(classifyError(m)), true, `pi retries "${m}"`);
+  }
+  for (const m of ['GoUsageLimitError: limit reached', '429 {"code":"1308","message":"plan limit"}', 'subscription_sharing_usage_limit_exceeded']) {
+    assert.equal(classifyError(m), 'quota', `pi does not retry "${m}": a quota`);
+  }
 });
 
 test('tracker: a request streams, counts model events and keepalives apart, and ends idle', () => {
@@ -171,6 +178,62 @@ test('tracker: retries exhausted, or an error pi does not retry, stops; a root e
   let lane = run([start(0), end(1, 'error', '401 Unauthorized')], { ...IDENTITY, role: 'lane' });
   lane = track(lane, { type: 'settled', at: 2, aborted: false });
   assert.equal(lane.recovery, null, 'lanes are never resumed');
+});
+
+test("tracker: a 429's retry is predicted no earlier than loop-pi's floor (rateLimitDelayMs); a 5xx's at pi's delay", () => {
+  const s = run([start(0), end(100, 'error', '429 Too Many Requests')]);
+  assert.equal(s.state, 'retry-wait');
+  assert.equal(s.episode?.nextRetryAt, 100 + 60_000, "max(pi's 2 s, loop-pi's 60 s)");
+  const noFloor = { ...RETRY, rateLimitDelayMs: 0 };
+  assert.equal(run([start(0, noFloor), end(100, 'error', '429 Too Many Requests')], IDENTITY, noFloor).episode?.nextRetryAt, 100 + 2000);
+  const longPi = { ...RETRY, baseDelayMs: 90_000, maxAgentDelayMs: 120_000 };
+  assert.equal(run([start(0, longPi), end(100, 'error', 'rate limit')], IDENTITY, longPi).episode?.nextRetryAt, 100 + 90_000, "pi's delay when it is the longer");
+  assert.equal(run([start(0), end(100, 'error', '502 Bad Gateway')]).episode?.nextRetryAt, 100 + 2000);
+});
+
+test('tracker: an exhausted episode stops instead of waiting for a retry: attempts used up, or its time over', () => {
+  // pi would retry 10 times; the episode allows episodeMaxAttempts (5) requests.
+  const retry = { ...RETRY, maxRetries: 10 };
+  const limits5 = { ...LIMITS, episodeMaxAttempts: 5 };
+  let s = initialTracker(IDENTITY, retry);
+  s = track(s, { type: 'session-start', at: 0, identity: IDENTITY, model: 'p/m', thinking: 'off', limits: limits5, retry, held: null });
+  for (let n = 1; n <= 5; n++) {
+    s = track(s, { type: 'request-start', at: n * 1000, limits: limits5, retry });
+    s = track(s, end(n * 1000 + 100, 'error', '503 Service Unavailable'));
+    assert.equal(s.episode?.attempts, n);
+    assert.equal(s.state, n < 5 ? 'retry-wait' : 'stopped', `after failure ${n}`);
+  }
+  assert.equal(s.episode?.nextRetryAt, null, 'no retry is shown for an exhausted episode');
+
+  // Its time: a failure at or past startedAt + episodeMs ends it whatever attempts are left.
+  let t = run([start(0), end(1000, 'error', '503 Service Unavailable'), start(3000)]);
+  t = track(t, end(1000 + LIMITS.episodeMs, 'error', '503 Service Unavailable'));
+  assert.equal(t.episode?.attempts, 2);
+  assert.equal(t.state, 'stopped', 'the 20-minute episode is over');
+  let u = run([start(0), end(1000, 'error', '503 Service Unavailable'), start(3000)]);
+  u = track(u, end(1000 + LIMITS.episodeMs - 1, 'error', '503 Service Unavailable'));
+  assert.equal(u.state, 'retry-wait', 'a millisecond before its end the episode still retries');
+});
+
+test('tracker: a retry pi made that was not predicted continues the episode; a new turn after the settle does not', () => {
+  // An error the classes do not know: predicted as a stop.
+  let s = run([start(0), end(100, 'error', 'something odd happened')]);
+  assert.equal(s.state, 'stopped');
+  assert.equal(s.episode?.attempts, 1);
+  // pi retried it anyway: a request starts before the run settles.
+  s = track(s, start(2100));
+  assert.equal(s.state, 'requesting');
+  assert.equal(s.episode?.attempts, 2, "pi's retry is the episode's second attempt");
+  assert.equal(s.episode?.startedAt, 100, 'the episode still runs from the first failure');
+  assert.equal(s.recovery, null, 'not a resume');
+  s = track(s, end(2200, 'error', 'something odd happened'));
+  s = track(s, { type: 'settled', at: 2300, aborted: false });
+  assert.equal(s.state, 'stopped');
+  assert.equal(s.recovery?.resumes, 0);
+  // After the settle a new turn is the root's resume: it resets the episode.
+  s = track(s, start(62_300));
+  assert.equal(s.episode, null);
+  assert.equal(s.recovery?.resumes, 1);
 });
 
 test('tracker: a predicted retry that pi did not make becomes a stop at settle', () => {
@@ -523,7 +586,7 @@ test('runtime with a fake pi: checkpoint, hold of automatic turn starts, abort, 
   }
 });
 
-test('runtime: the checkpoint is refreshed while a request is in flight even when nothing arrives', async () => {
+test('runtime: the checkpoint is refreshed while a request is in flight or its tools run, even when nothing arrives', async () => {
   const home = tmp('refresh');
   try {
     const f = fakePi();
@@ -540,6 +603,20 @@ test('runtime: the checkpoint is refreshed while a request is in flight even whe
     });
     assert.equal(later.state, 'requesting');
     assert.equal(later.request.modelEvents, 0, 'a refresh, not an event');
+    // Tools running: no request in flight, but a reader marks the checkpoint stale past 20 s in
+    // this state, so it is refreshed as often (idleRefreshMs is 10 s here).
+    f.emit('message_end', { message: { role: 'assistant', stopReason: 'toolUse' } });
+    f.emit('tool_execution_start', { toolName: 'bash' });
+    const toolsAt = await until('the tools state written', () => {
+      const cp = readJson(rt.checkpointFile!);
+      return cp.state === 'tools' ? (cp.updatedAt as number) : null;
+    });
+    const refreshed = await until('a refresh write while tools run', () => {
+      const cp = readJson(rt.checkpointFile!);
+      return cp.updatedAt > toolsAt ? cp : null;
+    });
+    assert.equal(refreshed.state, 'tools');
+    assert.equal(refreshed.request, null);
     f.emit('session_shutdown');
     assert.equal(fs.existsSync(path.join(homePaths(home).control, 'sess-1')), false, 'the empty control directory is removed at shutdown');
     assert.equal(rt.resources.livenessSocket, null);
@@ -600,8 +677,13 @@ test('pi home and session place: $PI_CODING_AGENT_DIR with ~, lanes below their 
 test("request settings: limits from the home's settings, pi's retry settings from pi's effective settings", () => {
   const home = { loopPi: { requestCeiling: { inactivityMs: 60_000, absoluteMs: -1 } }, retry: { maxRetries: 1 } };
   const r = requestSettings(home, { retry: { baseDelayMs: 500, maxRetries: 2, enabled: false } });
-  assert.deepEqual(r.limits, { inactivityMs: 60_000, absoluteMs: 75 * 60_000, episodeMs: 20 * 60_000, episodeMaxAttempts: 2 });
-  assert.deepEqual(r.retry, { enabled: false, maxRetries: 2, baseDelayMs: 500, maxAgentDelayMs: 60_000 });
+  // pi runs with retries off: every failure is the episode's only attempt.
+  assert.deepEqual(r.limits, { inactivityMs: 60_000, absoluteMs: 75 * 60_000, episodeMs: 20 * 60_000, episodeMaxAttempts: 1 });
+  assert.deepEqual(r.retry, { enabled: false, maxRetries: 2, baseDelayMs: 500, maxAgentDelayMs: 60_000, rateLimitDelayMs: 60_000 });
+  // The attempt cap follows the retries pi runs with (a project's settings merged in), not the home's alone.
+  assert.equal(requestSettings({}, { retry: { maxRetries: 1 } }).limits.episodeMaxAttempts, 2);
+  assert.equal(requestSettings({ retry: { maxRetries: 1 } }, null).limits.episodeMaxAttempts, 2, "without pi's settings, the home's");
+  assert.equal(requestSettings({ loopPi: { retryBackoff: { rateLimitDelayMs: 30_000 } } }, { retry: {} }).retry.rateLimitDelayMs, 30_000, "loop-pi's 429 floor from the home");
   assert.ok(r.notes.some((n) => n.includes('absoluteMs')), 'a bad value is noted with its fallback');
   assert.equal(requestSettings(null, null).retry.baseDelayMs, 2000);
 });

@@ -3,6 +3,7 @@
  * dashboard. One schema for both sides, so producer and consumer cannot drift apart.
  */
 import { z } from 'zod';
+import { checkpointStates } from './checkpoint-states.js';
 
 /** Epoch milliseconds; a finite number. */
 const epochMs = z.number().finite();
@@ -59,8 +60,7 @@ export const checkpointOwnerAbortSchema = z.looseObject({
   requestId: z.string().nullable(),
 });
 
-export const checkpointStates = ['idle', 'requesting', 'tools', 'retry-wait', 'stopped', 'ended'] as const;
-export type CheckpointState = (typeof checkpointStates)[number];
+export { checkpointStates, REFRESHED_STATES, type CheckpointState } from './checkpoint-states.js';
 
 export const checkpointSchema = z.looseObject({
   v: z.literal(1),

@@ -2,7 +2,8 @@
  * The limits a request is held to and pi's retry settings, read when a request starts (so the
  * checkpoint's `limits` are what the running process read for that request, SPEC §2). The limits
  * come from the home's `settings.json` with SPEC §2's fallbacks (`limitsFromSettings`); pi's retry
- * settings come from pi's effective settings (home and project merged) when pi offers them.
+ * settings, and the episode's attempt cap they decide, come from pi's effective settings (home and
+ * project merged) when pi offers them.
  */
 import fs from 'node:fs';
 import type { CheckpointLimits } from '../contract/checkpoint.js';
@@ -49,13 +50,16 @@ export function requestSettings(home: Record<string, unknown> | null, effective:
       inactivityMs: limits.inactivityMs,
       absoluteMs: limits.absoluteMs,
       episodeMs: limits.episodeMs,
-      episodeMaxAttempts: limits.episodeMaxAttempts,
+      // min(5, maxRetries + 1) of the retry settings pi runs with (1 when it does not retry).
+      episodeMaxAttempts: retry.episodeMaxAttempts,
     },
     retry: {
       enabled: retryBlock?.enabled !== false,
       maxRetries: retry.maxRetries,
       baseDelayMs: retry.baseDelayMs,
       maxAgentDelayMs: retry.maxAgentDelayMs,
+      // loop-pi's own setting, read where its other limits are.
+      rateLimitDelayMs: limits.rateLimitDelayMs,
     },
     notes,
   };

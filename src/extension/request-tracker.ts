@@ -16,7 +16,7 @@ import type {
   CheckpointRequest,
   CheckpointState,
 } from '../contract/checkpoint.js';
-import { piRetryDelayMs } from '../model/limits.js';
+import { DEFAULT_EPISODE_MS, EPISODE_ATTEMPT_CAP, piRetryDelayMs } from '../model/limits.js';
 import { classifyError, likelyRetried, type ErrorClass } from './error-class.js';
 import type { StreamActivity } from './stream-activity.js';
 
@@ -34,12 +34,14 @@ export interface SessionIdentity {
   host: string;
 }
 
-/** pi's retry settings, as needed to predict its next retry. */
+/** pi's retry settings, as needed to predict its next retry, and loop-pi's floor for a 429's wait. */
 export interface RetrySettings {
   enabled: boolean;
   maxRetries: number;
   baseDelayMs: number;
   maxAgentDelayMs: number;
+  /** loop-pi adds to pi's wait after a 429 so it lasts at least this (`loopPi.retryBackoff.rateLimitDelayMs`). */
+  rateLimitDelayMs: number;
 }
 
 /** The request that ended last (kept for the dashboard's history and the audit's durations). */
@@ -85,6 +87,8 @@ export interface TrackerState {
   ownerAbortPending: boolean;
   /** Owner input (typed or RPC) arrived since the session last settled. */
   ownerInputSinceSettle: boolean;
+  /** A request started since the session last settled: the agent run is not over yet. */
+  runOpen: boolean;
 }
 
 /** What happened, in pi's terms. */
@@ -131,6 +135,7 @@ export function initialTracker(identity: SessionIdentity, retry: RetrySettings):
     ownerAbort: null,
     ownerAbortPending: false,
     ownerInputSinceSettle: false,
+    runOpen: false,
   };
 }
 
@@ -161,14 +166,18 @@ export function track(s: TrackerState, e: TrackerEvent): TrackerState {
         state: 'idle',
         request: null,
         held: e.held,
+        runOpen: false,
       };
     case 'owner-input':
       return { ...s, ownerInputSinceSettle: true };
     case 'request-start': {
       let episode = s.episode;
       let recovery = s.recovery;
-      if (s.state === 'retry-wait' && episode) {
-        // pi's own retry: one more attempt in the same episode.
+      // pi's own retry: one more attempt in the same episode. A failure the tracker did not expect
+      // pi to retry (pi's pattern list is its own) is known to have been retried when a request
+      // starts before the run settled: a resume or the owner's next turn comes after the settle.
+      const piRetry = episode !== null && (s.state === 'retry-wait' || (s.state === 'stopped' && s.runOpen && s.lastStop?.reason !== 'aborted'));
+      if (piRetry && episode) {
         episode = { ...episode, attempts: episode.attempts + 1, nextRetryAt: null, nextRetryAtSource: null };
       } else if (s.state === 'stopped') {
         // A new turn after the session stopped: a resume (or the owner taking over) resets the episode.
@@ -186,6 +195,7 @@ export function track(s: TrackerState, e: TrackerEvent): TrackerState {
         episode,
         recovery,
         ownerAbortPending: false,
+        runOpen: true,
       };
     }
     case 'stream': {
@@ -263,19 +273,35 @@ function endRequest(s: TrackerState, e: Extract<TrackerEvent, { type: 'request-e
     : { startedAt: e.at, attempts: 1, lastError: e.errorMessage, lastErrorClass: cls, nextRetryAt: null, nextRetryAtSource: null };
   const lastStop = { at: e.at, reason: e.stopReason, error: e.errorMessage, limit: limitNamedIn(e.errorMessage) };
   // pi retries while its retry count (attempts − 1) is below maxRetries; the n-th retry waits
-  // baseDelayMs·2^(n−1) capped at maxAgentDelayMs, n = attempts.
-  const willRetry = s.retry.enabled && episode.attempts <= s.retry.maxRetries && likelyRetried(cls) && !s.ownerAbortPending;
+  // baseDelayMs·2^(n−1) capped at maxAgentDelayMs, n = attempts. The episode ends the retries
+  // first when it is exhausted: its attempts used up, or its time (SPEC §2: the active work is
+  // aborted and nothing automatic restarts that request).
+  const exhausted = episodeExhausted(episode, s, e.at);
+  const willRetry = s.retry.enabled && episode.attempts <= s.retry.maxRetries && !exhausted && likelyRetried(cls) && !s.ownerAbortPending;
   if (willRetry) {
-    const delay = piRetryDelayMs(episode.attempts, s.retry);
+    // loop-pi holds a 429's wait to at least rateLimitDelayMs (plus up to half again at random):
+    // the earliest the retry can come.
+    const piDelay = piRetryDelayMs(episode.attempts, s.retry);
+    const delay = cls === 'rate-limit' ? Math.max(piDelay, s.retry.rateLimitDelayMs) : piDelay;
     return { ...base, state: 'retry-wait', episode: { ...episode, nextRetryAt: e.at + delay, nextRetryAtSource: 'computed' }, lastStop };
   }
   return { ...base, state: 'stopped', episode: { ...episode, nextRetryAt: null, nextRetryAtSource: null }, lastStop };
 }
 
+/**
+ * The episode has no attempt left (attempts count requests, the first failed one included: at
+ * most the limits' `episodeMaxAttempts`, else min(5, maxRetries + 1)), or its time is over at `at`.
+ */
+function episodeExhausted(episode: TrackedEpisode, s: TrackerState, at: number): boolean {
+  const maxAttempts = s.limits?.episodeMaxAttempts ?? (s.retry.enabled ? Math.min(EPISODE_ATTEMPT_CAP, s.retry.maxRetries + 1) : 1);
+  const episodeMs = s.limits?.episodeMs ?? DEFAULT_EPISODE_MS;
+  return episode.attempts >= maxAttempts || at >= episode.startedAt + episodeMs;
+}
+
 function settle(s: TrackerState, e: Extract<TrackerEvent, { type: 'settled' }>): TrackerState {
   // The state after the last request end says how the run ended; a retry pi did not make is a stop.
   const failed = e.aborted || s.state === 'retry-wait' || s.state === 'stopped';
-  const next = { ...s, request: null, ownerInputSinceSettle: false };
+  const next = { ...s, request: null, ownerInputSinceSettle: false, runOpen: false };
   if (!failed) return { ...next, state: 'idle' };
   const episode = s.episode ? { ...s.episode, nextRetryAt: null, nextRetryAtSource: null } : null;
   return { ...next, state: 'stopped', episode, recovery: recoveryAfterStop(s, e.at) };

@@ -9,6 +9,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { REFRESHED_STATES } from '../contract/checkpoint-states.js';
 import { isSafeSessionId, type ControlRequest } from '../contract/control.js';
 import { homePaths } from '../contract/paths.js';
 import { processStartIdentity } from '../readers/process-probe.js';
@@ -43,7 +44,7 @@ export interface RuntimeOptions {
   pid?: number;
   host?: string;
   pidStart?: (pid: number) => string | null;
-  /** Refresh while a request is in flight; default 5 s (SPEC §4.1 asks for at least every 15 s). */
+  /** Refresh while a request is in flight, tools run or a retry is awaited; default 5 s (SPEC §4.1 asks for at least every 15 s). */
   inFlightRefreshMs?: number;
   /** Refresh otherwise, so a reader on another host (60 s staleness rule) still sees it alive; default 30 s. */
   idleRefreshMs?: number;
@@ -103,7 +104,7 @@ export class LoopDashRuntime {
     this.host = opts.host ?? os.hostname();
     this.pidStart = (opts.pidStart ?? processStartIdentity)(this.pid);
     this.liveness = (opts.livenessSocket ?? this.pid === process.pid) ? new LivenessSocket(this.log) : null;
-    this.tracker = initialTracker(UNSTARTED, { enabled: true, maxRetries: 3, baseDelayMs: 2000, maxAgentDelayMs: 60_000 });
+    this.tracker = initialTracker(UNSTARTED, requestSettings(null, null).retry);
   }
 
   /** The tracker state (tests and diagnostics). */
@@ -396,7 +397,10 @@ export class LoopDashRuntime {
     const writer = this.writer;
     if (!writer) return;
     const age = this.now() - writer.lastWrite;
-    const every = this.tracker.request ? (this.opts.inFlightRefreshMs ?? 5000) : (this.opts.idleRefreshMs ?? 30_000);
+    // A request in flight, tools running or a retry awaited: a reader marks the checkpoint stale
+    // past 20 s in these states (CONTRACT.md), so they are refreshed like a request in flight.
+    const busy = this.tracker.request !== null || REFRESHED_STATES.has(this.tracker.state);
+    const every = busy ? (this.opts.inFlightRefreshMs ?? 5000) : (this.opts.idleRefreshMs ?? 30_000);
     if (age >= every) writer.writeNow();
   }
 

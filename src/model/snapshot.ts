@@ -7,6 +7,7 @@ import { compareText } from './text-order.js';
 import { changedKeys, MapDraft } from './shared-map.js';
 import path from 'node:path';
 import type { Checkpoint } from '../contract/checkpoint.js';
+import { REFRESHED_STATES } from '../contract/checkpoint-states.js';
 import { stateLogPathFromReport } from '../contract/paths.js';
 import { clockInputFromCheckpoint, computeClocks, type Clocks, type Deadline } from './clocks.js';
 import { effectiveLimits, limitsFromSettings, type EffectiveLimits, type HomeLimits } from './limits.js';
@@ -1158,7 +1159,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   );
 
   const checkpointAgeMs = p.checkpoint ? now - cp!.updatedAt : null;
-  const expectsRefresh = cp && (cp.state === 'requesting' || cp.state === 'tools' || cp.state === 'retry-wait');
+  const expectsRefresh = cp && REFRESHED_STATES.has(cp.state);
   const stale = !!(expectsRefresh && checkpointAgeMs !== null && checkpointAgeMs > CHECKPOINT_STALE_MS && derived.state !== 'lost');
 
   const runId = facts?.runId ?? cp?.runId ?? null;

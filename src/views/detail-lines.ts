@@ -74,7 +74,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
     );
   }
   const dataAge = v.source.checkpoint
-    ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? ' (STALE: a live request refreshes it at least every 15 s)' : ''}`
+    ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? ' (STALE: refreshed at least every 15 s while a request, its tools or a retry wait runs)' : ''}`
     : `no checkpoint; session file last active ${v.lastActivityAt !== null ? formatRelative(v.lastActivityAt, now) : 'unknown'}`;
   lines.push(item(`data: ${dataAge}`));
   if (v.remote) lines.push(item(`remote: from ${v.remote.host} (${v.remote.url}), fetched ${formatAge(now - v.remote.fetchedAt)} ago · read-only here; owner actions stay on ${v.remote.host}`));
