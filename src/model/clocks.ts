@@ -152,17 +152,17 @@ export function clockInputFromCheckpoint(
 
 /**
  * A remaining time as `m:ss` or `h:mm:ss`, `-` when overdue, `—` when unknown.
- * Whole seconds rounded up (ceil): a 15-minute countdown reads `15:00` at the request start and
- * until a full second has passed, `14:59` one second later, `0:00` exactly at the deadline (and
- * during the first second after it: no second is yet complete), `-0:01` one second after. So it
- * never reads `0:00` while time is left, and the overdue side counts complete seconds. The exact
- * value stays in `remainingMs` (negative as soon as the deadline has passed).
+ * Whole seconds rounded away from zero, so the sign is always the true one: a 15-minute countdown
+ * reads `15:00` at the request start and until a full second has passed, `14:59` one second
+ * later, `0:01` in its last second, `0:00` only exactly at the deadline, and `-0:01` as soon as it
+ * has passed (during the first second overdue), `-0:02` once a full second has. So it never reads
+ * `0:00` while time is left nor once the deadline is past (SPEC §2: overdue is never shown as
+ * zero). The exact value stays in `remainingMs`.
  */
 export function formatRemaining(ms: number | null | undefined): string {
   if (!finite(ms)) return '—';
-  const seconds = Math.ceil(ms / 1000);
-  const negative = seconds < 0; // ceil(-0.4) is -0: no minus sign for "0:00"
-  const total = Math.abs(seconds);
+  const negative = ms < 0;
+  const total = Math.ceil(Math.abs(ms) / 1000);
   const h = Math.floor(total / 3600);
   const m = Math.floor((total % 3600) / 60);
   const s = total % 60;
