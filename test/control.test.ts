@@ -410,7 +410,7 @@ function ioFor(opts: { isTTY: boolean; answer?: string; now: number }) {
   return { io, out, err, asked, text: () => out.join('') + err.join('') };
 }
 
-test('the command finds sessions by id or unique prefix, through lanes, and names the candidates on ambiguity', () => {
+test('the command finds sessions by id, unique prefix or name, through lanes, and names the candidates on ambiguity', () => {
   const rows = rowsFor('/h', T0);
   const lane = findSession(rows, 'aaaa2');
   assert.equal('session' in lane ? lane.session.session : null, 'aaaa2222-lane');
@@ -420,6 +420,13 @@ test('the command finds sessions by id or unique prefix, through lanes, and name
   assert.match('error' in none ? none.error : '', /no session matches "zz"/);
   const exact = findSession([...rows, { ...rows[1]!, session: 'bbbb-2' }], 'bbbb');
   assert.equal('session' in exact ? exact.session.session : null, 'bbbb'); // a full id wins over being a prefix
+  // The name the dashboard shows, when no id starts with it; a name two sessions share lists both ids.
+  const named = findSession(rows, 'lane one');
+  assert.equal('session' in named ? named.session.session : null, 'aaaa2222-lane');
+  const twins = findSession([...rows, { ...rows[1]!, session: 'cccc', name: 'api loop' }], 'api loop');
+  assert.match('error' in twins ? twins.error : '', /"api loop" matches 2 sessions; name one by its id[\s\S]*aaaa1111-root[\s\S]*cccc/);
+  const idFirst = findSession([...rows, { ...rows[1]!, session: 'dddd', name: 'bbbb' }], 'bbbb');
+  assert.equal('session' in idFirst ? idFirst.session.session : null, 'bbbb', 'an id (or prefix) match wins over a name');
   assert.deepEqual(targetFromCheckpoint(rows[0]!), { turn: 3, startedAt: T0 - 192_000 });
   assert.equal(targetFromCheckpoint({ ...rows[0]!, checkpoint: { state: 'retry-wait', request: { turn: 3, startedAt: 1 } } }), null);
 });

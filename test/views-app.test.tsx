@@ -170,6 +170,45 @@ test('y sends the request, then the flash follows the ack', async () => {
   await until((f) => f.includes('abort api-root: applied: request cut'));
 });
 
+test('the abort targets the request in flight when x was pressed: a new request meanwhile is flagged, and y still sends the old target', async () => {
+  const port = recordingPort({ id: 'req-7' });
+  const { r, until, store, frame } = setup({ port });
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('x');
+  await until((f) => f.includes('Owner-abort api-root?'));
+  assert.ok(!frame().includes('CHANGED'), 'nothing changed yet');
+  // Turn 7 ends and turn 8 starts while the dialog is open.
+  store.push([cpEvent(requesting(ID.api, 14 * MIN, { request: { turn: 8, startedAt: NOW - 2000, lastModelEventAt: null, lastTransportEventAt: null, modelEvents: 0, keepalives: 0 } }))]);
+  await until((f) => f.includes('CHANGED since you pressed x'));
+  const f = frame().replace(/\n│ /g, ' ');
+  assert.ok(f.includes('request  turn 7, started 12:03 ago'), 'the dialog still names what the owner saw');
+  assert.ok(f.includes('now      turn 8 is in flight, started 0:02 ago'), 'and what runs now');
+  assert.match(f, /y still sends the abort for what you saw \(turn 7\), which the session will refuse/);
+  assert.ok(!f.includes('This will cut the in-flight request turn 8'), 'never offers to cut what was not seen');
+  r.stdin.write('y');
+  await until(() => port.calls.length === 1);
+  assert.equal(port.calls[0]!.target.checkpoint?.request?.turn, 7, 'the target sent is the request seen at x');
+});
+
+test('x with nothing in flight, then a request starts: the dialog says so, and y sends no target (the session refuses it)', async () => {
+  const port = recordingPort({ id: 'req-8' });
+  const { r, until, store, frame } = setup({ port });
+  await until((f) => f.includes('ops-root'));
+  store.push([cpEvent(requesting(ID.web, 10 * MIN, { model: 'openai/gpt-5', state: 'idle', request: null }))]);
+  r.stdin.write('j');
+  r.stdin.write('j');
+  r.stdin.write('j');
+  await until((f) => f.split('\n').some((l) => l.startsWith('›') && l.includes('web-root')));
+  r.stdin.write('x');
+  await until((f) => f.includes('Owner-abort web-root?') && f.includes('request  none in flight'));
+  store.push([cpEvent(requesting(ID.web, 15 * MIN, { model: 'openai/gpt-5', request: { turn: 3, startedAt: NOW - 1000, lastModelEventAt: null, lastTransportEventAt: null, modelEvents: 0, keepalives: 0 } }))]);
+  await until((f) => f.includes('now      turn 3 is in flight, started 0:01 ago — CHANGED since you pressed x'));
+  assert.ok(!frame().includes('This will cut'), 'no cut is offered');
+  r.stdin.write('y');
+  await until(() => port.calls.length === 1);
+  assert.equal(port.calls[0]!.target.checkpoint?.request ?? null, null, 'no target: the extension refuses it while a request is in flight');
+});
+
 test('a request that could not be written shows the error and no pending state', async () => {
   const port = recordingPort({ error: 'ENOSPC: no space left on device' });
   const { r, until } = setup({ port });

@@ -131,7 +131,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     }[action];
     program
       .command(`${action} <session>`)
-      .description(`${what}; waits for the ack (exit 0 applied, 1 refused/timed out, 2 bad input)`)
+      .description(`${what} (SESSION: its id, a unique prefix of it, or its name); waits for the ack (exit 0 applied, 1 refused/timed out, 2 bad input)`)
       .option('--home <dir>', 'pi home to read (repeatable)', collect)
       .option('--reason <text>', 'why (kept in the journal)')
       .option('--yes', 'do not ask for confirmation')

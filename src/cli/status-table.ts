@@ -19,6 +19,9 @@ const WIDTH: Record<ColumnId, number> = {
   age: 6,
 };
 
+/** The session id prefix shown: 8 characters, as a UUID's first group. */
+const ID_WIDTH = 8;
+
 function fit(text: string, width: number): string {
   const clean = sanitize(text);
   return clean.length > width ? `${clean.slice(0, width - 1)}…` : clean.padEnd(width);
@@ -34,12 +37,13 @@ export function renderStatusTable(snap: Snapshot): string {
   const roots = labels ? groupByHome(snap.roots, labels) : snap.roots;
   const columns = COLUMNS.filter((c) => c !== 'home' || labels);
   const width = { ...WIDTH, home: labels ? Math.min(24, Math.max(4, ...[...labels.values()].map((l) => l.length))) : 0 };
-  lines.push(columns.map((c) => fit(COLUMN_TITLES[c], width[c])).join(' ').trimEnd());
+  // The session id's first 8 characters last: what `loop-dash abort|disarm|arm` takes (with a name).
+  lines.push(`${columns.map((c) => fit(COLUMN_TITLES[c], width[c])).join(' ')} ${fit('ID', ID_WIDTH)}`.trimEnd());
   for (const root of roots) {
     const rows = [{ v: root, prefix: '' }, ...root.lanes.map((l, i) => ({ v: l, prefix: i === root.lanes.length - 1 ? '└ ' : '├ ' }))];
     for (const { v, prefix } of rows) {
       const cells = sessionCells(v, snap.now, labels && prefix === '' ? (labels.get(homeKey(v)) ?? v.home) : '');
-      lines.push(columns.map((c) => fit(c === 'name' ? `${prefix}${cells.name.text}` : cells[c].text, width[c])).join(' ').trimEnd());
+      lines.push(`${columns.map((c) => fit(c === 'name' ? `${prefix}${cells.name.text}` : cells[c].text, width[c])).join(' ')} ${sanitize(v.session.slice(0, ID_WIDTH))}`.trimEnd());
     }
   }
   if (snap.roots.length === 0) lines.push('(no sessions found)');

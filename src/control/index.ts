@@ -169,13 +169,17 @@ function flatten(rows: readonly ControlSessionLike[], out: ControlSessionLike[] 
 export function findSession(rows: readonly ControlSessionLike[], query: string): { session: ControlSessionLike } | { error: string } {
   const all = flatten(rows);
   const label = (s: ControlSessionLike) => plain(`${s.session}${s.name ? ` (${s.name})` : ''} in ${s.home}`);
+  // The id, else a prefix of it, else the name the dashboard shows (lanes may share one).
   const exact = all.filter((s) => s.session === query);
-  const matches = exact.length > 0 ? exact : all.filter((s) => s.session.startsWith(query));
+  const byId = exact.length > 0 ? exact : all.filter((s) => s.session.startsWith(query));
+  const byName = byId.length > 0 ? [] : all.filter((s) => s.name === query);
+  const matches = byId.length > 0 ? byId : byName;
   if (matches.length === 1) return { session: matches[0]! };
-  if (matches.length === 0) return { error: `no session matches "${plain(query)}" (${all.length} known; see loop-dash status)` };
+  if (matches.length === 0) return { error: `no session matches "${plain(query)}" by id, id prefix or name (${all.length} known; loop-dash status lists them with their ids)` };
   const shown = matches.slice(0, 10).map((s) => `  ${label(s)}`);
   if (matches.length > 10) shown.push(`  … and ${matches.length - 10} more`);
-  return { error: `"${plain(query)}" matches ${matches.length} sessions; give more of the id:\n${shown.join('\n')}` };
+  const more = byName.length > 0 ? 'name one by its id (or a prefix of it)' : 'give more of the id';
+  return { error: `"${plain(query)}" matches ${matches.length} sessions; ${more}:\n${shown.join('\n')}` };
 }
 
 /** The abort target: the request in flight according to the checkpoint, or null. */
@@ -252,7 +256,7 @@ export async function runControlCommand(input: ControlCommandInput): Promise<num
   const action = input.action as ControlAction;
   const reason = input.reason ?? '';
   if (reason.length > 500) return bad('--reason: at most 500 characters');
-  if (!input.session) return bad(`${action}: name the session (its id or a unique prefix; see loop-dash status)`);
+  if (!input.session) return bad(`${action}: name the session (its id, a unique prefix of it, or its name; see loop-dash status)`);
 
   let rows: readonly ControlSessionLike[];
   try {

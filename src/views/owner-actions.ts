@@ -4,6 +4,7 @@
  * the owner's journal in the model.
  */
 import type { ControlAck, ControlAction, JournalEntry } from '../contract/control.js';
+import { targetFromCheckpoint, type ControlTarget } from '../control/index.js';
 import { formatRemaining } from '../model/clocks.js';
 import type { SessionView } from '../model/snapshot.js';
 import { formatClockTime } from './time-format.js';
@@ -102,18 +103,25 @@ export function refusalReason(v: Pick<SessionView, 'remote' | 'session'>): strin
  * The confirmation dialog's words for an action on a session at `now`; `refused` is set when the
  * action cannot be sent from here (a remote row) and the dialog only says why.
  */
-export function confirmText(action: ControlAction, v: SessionView, now: number): { title: string; facts: string[]; effect: string; refused?: string } {
-  const req = v.checkpoint?.request ?? null;
-  const inFlight = !!req && (v.state === 'requesting' || v.state === 'tools' || v.checkpoint?.state === 'requesting' || v.checkpoint?.state === 'tools');
+export function confirmText(
+  action: ControlAction,
+  v: SessionView,
+  now: number,
+  captured: SessionView = v,
+): { title: string; facts: string[]; effect: string; refused?: string } {
+  // An abort targets the request in flight when the key was pressed (`captured`), whatever runs
+  // by the time of `y`: the owner never cuts a request they did not see (SPEC §4.2).
+  const req = action === 'abort' ? targetFromCheckpoint(captured) : targetFromCheckpoint(v);
+  const live = targetFromCheckpoint(v);
+  const moved = action === 'abort' && !sameTarget(req, live);
   const who = v.role === 'root' ? 'the root' : 'the lane';
   const facts = [
     `session  ${v.session}`,
     `name     ${v.name}${v.role === 'lane' ? ' (lane)' : ''}`,
     `model    ${v.model ?? 'unknown'}`,
-    req && inFlight
-      ? `request  turn ${req.turn}, started ${formatRemaining(now - req.startedAt)} ago (${formatClockTime(req.startedAt, now)})`
-      : 'request  none in flight',
-    `state    ${v.state}${v.armed === false ? ', disarmed' : v.armed === true ? ', armed' : ''}${v.held ? ', held' : ''}`,
+    req ? `request  turn ${req.turn}, started ${formatRemaining(now - req.startedAt)} ago (${formatClockTime(req.startedAt, now)})` : 'request  none in flight',
+    ...(moved ? [`now      ${live ? `turn ${live.turn} is in flight, started ${formatRemaining(now - live.startedAt)} ago` : 'that request has ended; none is in flight'} — CHANGED since you pressed x`] : []),
+    `state    ${v.state}${v.armed === false ? ', disarmed' : v.armed === true ? ', armed' : ''}${v.held && v.state !== 'held' ? ', held' : ''}`,
   ];
   const refused = refusalReason(v);
   if (refused) {
@@ -127,8 +135,9 @@ export function confirmText(action: ControlAction, v: SessionView, now: number):
       return {
         title: `Owner-abort ${v.name}?`,
         facts,
-        effect:
-          req && inFlight
+        effect: moved
+          ? `The session moved on since you pressed x: y still sends the abort for what you saw (${req ? `turn ${req.turn}` : 'no request in flight'}), which the session will refuse, cutting and holding nothing. Press any other key, then x again, to act on what runs now.`
+          : req
             ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(now - req.startedAt)} ago) and hold ${who}; nothing restarts it until you arm it.`
             : `No request is in flight: this cuts nothing and will only hold ${who}; nothing restarts it until you arm it.`,
       };
@@ -151,4 +160,8 @@ export function confirmText(action: ControlAction, v: SessionView, now: number):
       return never;
     }
   }
+}
+
+function sameTarget(a: ControlTarget | null, b: ControlTarget | null): boolean {
+  return a === null || b === null ? a === b : a.turn === b.turn && a.startedAt === b.startedAt;
 }

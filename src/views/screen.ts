@@ -222,7 +222,7 @@ function confirmDialogLines(input: ScreenInput): Line[] {
   const c = input.view.confirm;
   if (!c) return [];
   const v = findSession(input.snapshot.roots, c.session) ?? c.captured;
-  const t = confirmText(c.action, v, input.snapshot.now);
+  const t = confirmText(c.action, v, input.snapshot.now, c.captured);
   const inner = Math.max(10, input.width - 2);
   const tone: Tone = c.action === 'arm' ? 'yellow' : 'red';
   return [

@@ -23,7 +23,7 @@ export interface PendingAction {
   session: string;
   home: string;
   name: string;
-  /** The session as it was when `y` was pressed (what the owner saw). */
+  /** The session as it was when `y` was pressed; for an abort, with the checkpoint (so the request in flight) of when `x` was. */
   target: SessionView;
   requestedAt: number;
   /** queued: not handed to the action port yet; sent: it answered with an id; failed: it answered with an error. */
@@ -325,8 +325,11 @@ function moveCursor(state: ViewState, ctx: KeyContext, delta: number): ViewState
 
 function confirm(state: ViewState, ctx: KeyContext): ViewState {
   const c = state.confirm!;
-  // Send what the dialog showed at the moment of `y` (the live row), else what it captured.
-  const target = findSession(ctx.roots, c.session) ?? c.captured;
+  // The live row at `y` for the session's facts; an abort's target is the request in flight when
+  // `x` was pressed (the dialog says when it has changed since): the session refuses it if that
+  // request is no longer the one in flight, so the owner never cuts a request they did not see.
+  const live = findSession(ctx.roots, c.session) ?? c.captured;
+  const target = c.action === 'abort' ? { ...live, checkpoint: c.captured.checkpoint } : live;
   // A remote row is read-only: the dialog said why; `y` only closes it.
   if (c.captured.remote || target.remote) return { ...state, confirm: null };
   const pending: PendingAction = {
