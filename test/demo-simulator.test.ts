@@ -9,6 +9,8 @@ import { homePaths, utcStamp } from '../src/contract/paths.js';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import { DEMO, MIN } from '../src/demo/scenarios.js';
 import { startSimulator, type Simulator } from '../src/demo/simulator.js';
+import { followAction, requestAction } from '../src/control/index.js';
+import { CHECKPOINT_STALE_MS } from '../src/model/snapshot.js';
 
 type Obj = Record<string, unknown>;
 
@@ -240,6 +242,94 @@ test('after stop() no timer remains: a process running the simulator exits by it
     assert.equal(stats.errors, 0);
     assertHomeIsWhole(base);
   } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("the demo's live sessions answer owner actions as the extension would; a lost one does not", async () => {
+  const { base, manifest, find } = await demo();
+  let sim: Simulator | null = null;
+  try {
+    // Real time: a control request expires 30 s after it is made, by the wall clock.
+    sim = startSimulator(manifest.home, manifest, { clock: fastClock(manifest.now, 1), intervalMs: 20, speed: 10 });
+    const home = manifest.home;
+    const paths = homePaths(home);
+    const long = find(DEMO.longThink);
+    await waitFor('the long request answering its control directory', () => fs.existsSync(path.join(paths.control, long.session)));
+    const seen = readCheckpoint(long.checkpoint!)!.request!;
+    const abort = await requestAction(home, { session: long.session, action: 'abort', reason: 'demo test', target: { turn: seen.turn, startedAt: seen.startedAt } }, { now: Date.now });
+    const aborted = await followAction(abort, { timeoutMs: 5_000 });
+    assert.equal(aborted.status, 'applied', aborted.message);
+    assert.match(aborted.message, new RegExp(`aborted turn ${seen.turn} after \\d+ s; the session is held until armed`));
+    const cp = await waitFor('the held checkpoint', () => {
+      const c = readCheckpoint(long.checkpoint!);
+      return c?.ownerAbort?.requestId === abort.id ? c : null;
+    });
+    assert.equal(cp.state, 'stopped');
+    assert.equal(cp.request, null);
+    assert.equal(cp.lastStop?.limit, 'owner');
+    assert.equal(cp.recovery, null, 'an owner abort is never resumed');
+    assert.ok(cp.held, 'held until armed');
+    const lines = await waitFor('the abort in the session file', () => {
+      const l = completeLines(long.file!);
+      return l.some((e) => e['customType'] === 'loop-dash-control') ? l : null;
+    });
+    assert.ok(lines.some((e) => (e['message'] as Obj | undefined)?.['stopReason'] === 'aborted'), 'pi records the cut request as aborted');
+    assert.equal((lines.filter((e) => e['customType'] === 'loop-dash-control').pop()!['data'] as Obj)['held'], true);
+    const journal = fs.readFileSync(paths.journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Obj);
+    assert.ok(journal.some((e) => e['id'] === abort.id && e['kind'] === 'outcome' && e['status'] === 'applied'), 'the outcome is journalled');
+
+    // A target that is not the request in flight cuts nothing.
+    const streaming = find(DEMO.streaming);
+    const stale = await requestAction(home, { session: streaming.session, action: 'abort', reason: 'demo test', target: { turn: 999, startedAt: 1 } }, { now: Date.now });
+    assert.equal((await followAction(stale, { timeoutMs: 5_000 })).status, 'stale-target');
+
+    // Arm releases the hold, and the loop gives the root its next turn.
+    const arm = await requestAction(home, { session: long.session, action: 'arm', reason: 'demo test' }, { now: Date.now });
+    assert.equal((await followAction(arm, { timeoutMs: 5_000 })).status, 'applied');
+    const again = await waitFor('the armed root requesting again', () => {
+      const c = readCheckpoint(long.checkpoint!);
+      return c?.state === 'requesting' && c.held === null && c.request!.turn > seen.turn ? c : null;
+    });
+    assert.equal(again.ownerAbort, null);
+
+    // The crashed root's process is gone: nothing answers for it.
+    const crashed = find(DEMO.crashed);
+    const nobody = await requestAction(home, { session: crashed.session, action: 'disarm', reason: 'demo test' }, { now: Date.now });
+    assert.equal((await followAction(nobody, { timeoutMs: 1_500 })).status, 'no-answer');
+
+    await sim.stop();
+    assert.equal(sim.stats().errors, 0, String(sim.stats().lastError));
+    assertHomeIsWhole(base);
+  } finally {
+    await sim?.stop();
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('a checkpoint waiting for a retry is rewritten at least every 15 s, so it is never marked stale', async () => {
+  const { base, manifest, find } = await demo();
+  let sim: Simulator | null = null;
+  try {
+    const clock = fastClock(manifest.now, 60);
+    sim = startSimulator(manifest.home, manifest, { clock, intervalMs: 10 });
+    const flaky = find(DEMO.retry);
+    let samples = 0;
+    let oldest = 0;
+    // The 429's wait (≥ 60 s of clock time) takes ~1–1.5 s here.
+    await waitFor('the retry made', () => {
+      const cp = readCheckpoint(flaky.checkpoint!);
+      if (cp?.state !== 'retry-wait') return samples > 0;
+      samples += 1;
+      oldest = Math.max(oldest, clock() - cp.updatedAt);
+      return false;
+    }, 10_000);
+    assert.ok(samples >= 20, `the retry wait was sampled (${samples} times)`);
+    assert.ok(oldest <= CHECKPOINT_STALE_MS, `never older than the stale limit: ${oldest} ms`);
+    await sim.stop();
+    assert.equal(sim.stats().errors, 0, String(sim.stats().lastError));
+  } finally {
+    await sim?.stop();
     fs.rmSync(base, { recursive: true, force: true });
   }
 });

@@ -11,7 +11,10 @@
  */
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { checkpointSchema, type Checkpoint } from '../contract/checkpoint.js';
+import { checkpointSchema, REFRESHED_STATES, type Checkpoint } from '../contract/checkpoint.js';
+import type { ControlRequest } from '../contract/control.js';
+import { staleTargetReason } from '../extension/control-check.js';
+import { ControlInbox, type ActionOutcome } from '../extension/control-inbox.js';
 import { homePaths, utcStamp } from '../contract/paths.js';
 import { entryLine, type DemoManifest, type DemoManifestSession } from './generate.js';
 import {
@@ -136,6 +139,8 @@ interface Actor {
   // Lanes
   root: Actor | null;
   laneInfo: LaneInfo | null;
+  /** Answers the owner's control requests, as the loop-dash extension in its pi would (null once ended). */
+  inbox: ControlInbox | null;
 }
 
 interface Receipt {
@@ -730,6 +735,10 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     for (const a of [...actors]) {
       try {
         step(a, t);
+        // A request in flight, tools running or a retry awaited: rewritten at least every 15 s
+        // (readers mark such a checkpoint stale past 20 s), as the extension does.
+        if (REFRESHED_STATES.has(a.cp.state) && t - a.lastCheckpointWrite >= CHECKPOINT_MAX_GAP_MS) saveCheckpoint(a, t);
+        syncInbox(a);
         if (a.role === 'root' && a.stateLog && t >= a.nextHeartbeatAt && a.cp.state !== 'ended') {
           appendStateLog(a, t, 'heartbeat', 'daemon', { at: stateLogTs(t) });
           a.nextHeartbeatAt = t + HEARTBEAT_EVERY_MS;
@@ -775,6 +784,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       lanes: [],
       root: null,
       laneInfo: null,
+      inbox: null,
     };
   }
 
@@ -783,6 +793,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     const t0 = clock();
     nextIncidentAt = t0 + (4 * MIN) / speed;
     const driven = new Set(['requesting', 'retry-wait', 'recovering', 'waiting']);
+    const answering = new Set(['held', 'stopped', 'idle']);
     const byRoot = new Map<string, DemoManifestSession[]>();
     for (const s of manifest.sessions) {
       if (s.root) byRoot.set(s.root, [...(byRoot.get(s.root) ?? []), s]);
@@ -792,7 +803,10 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       const cp = await readCheckpoint(s.checkpoint);
       if (!cp) continue;
       checkpoints.set(s.session, cp);
-      if (!driven.has(s.expect.state)) continue;
+      // Held, stopped and idle sessions only answer the owner's actions (a live process whose
+      // extension reads its control directory); lost and ended ones have nothing to answer.
+      const passive = !driven.has(s.expect.state);
+      if (passive && !answering.has(s.expect.state)) continue;
       const file = s.file ?? cp.sessionFile ?? null;
       if (!file) continue;
       const a = newActor({ name: s.name, session: s.session, role: s.role, cpFile: s.checkpoint, cp, file, fileExists: s.file !== null, initial: null });
@@ -817,7 +831,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
         a.hostsLanes = lanes.length > 0;
         a.laneCount = lanes.length;
       }
-      if (cp.state === 'idle') {
+      if (cp.state === 'idle' && !passive) {
         const wait = lastCustom(tail, 'loop-wait-state') as { timers?: unknown; watchers?: unknown } | null;
         const timers = Array.isArray(wait?.timers) ? (wait.timers as Record<string, unknown>[]) : [];
         const next = timers.find((x) => typeof x['at'] === 'number');
@@ -883,6 +897,90 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     }
   }
 
+  // ---- owner actions: the demo's pi processes answer them as the extension would --------------
+  /** Starts the actor's inbox while its process lives, stops it once the session ended. */
+  function syncInbox(a: Actor): void {
+    if (a.cp.state === 'ended' || stopped) {
+      a.inbox?.stop();
+      a.inbox = null;
+      return;
+    }
+    if (a.inbox) return;
+    a.inbox = new ControlInbox({
+      dir: path.join(paths.control, a.session),
+      session: a.session,
+      journalFile: paths.journal,
+      now: clock,
+      // The inbox tells each outcome (the owner sees it in the ack and the journal); only failures count.
+      log: (message, err) => {
+        if (err !== undefined) noteError(new Error(`${message}: ${err instanceof Error ? err.message : String(err)}`));
+      },
+      apply: (request) => ownerAction(a, request),
+    });
+    a.inbox.start();
+  }
+
+  function ownerAction(a: Actor, request: ControlRequest): ActionOutcome {
+    const t = clock();
+    const by = `${request.by.user}@${request.by.host}`;
+    const reason = request.reason.length > 0 ? request.reason : null;
+    const hold = (action: 'abort' | 'disarm'): void => {
+      a.cp.held = { since: a.cp.held?.since ?? t, by, heldTurnStarts: a.cp.held?.heldTurnStarts ?? 0, action, reason } as Checkpoint['held'];
+      appendEntries(a, [{ at: t, body: { type: 'custom', customType: 'loop-dash-control', data: { held: true, by, reason, at: t, since: a.cp.held!.since, action, requestId: request.id } } }]);
+    };
+    switch (request.action) {
+      case 'abort': {
+        const inFlight = a.cp.state === 'requesting' ? a.cp.request : null;
+        const stale = staleTargetReason(request.target, inFlight);
+        if (stale) return { status: 'stale-target', detail: `${stale}; nothing was cut` };
+        const retryWait = a.cp.state === 'retry-wait';
+        if (inFlight) {
+          appendEntries(a, assistant(a, t, inFlight.startedAt, { stopReason: 'aborted', errorMessage: 'Request was aborted' }).specs);
+          a.cp.lastStop = { at: t, reason: 'aborted', error: 'Request was aborted', limit: 'owner' };
+        }
+        if (inFlight || retryWait) {
+          a.cp.state = 'stopped';
+          a.cp.request = null;
+          if (a.cp.episode) a.cp.episode.nextRetryAt = null;
+        }
+        a.silent = false;
+        a.endAt = null;
+        a.cp.ownerAbort = { at: t, requestId: request.id };
+        a.cp.recovery = null; // an owner abort is never resumed
+        hold('abort');
+        saveCheckpoint(a, t);
+        if (inFlight) return { status: 'applied', detail: `aborted turn ${inFlight.turn} after ${Math.round((t - inFlight.startedAt) / 1000)} s; the session is held until armed` };
+        if (retryWait) return { status: 'applied', detail: "no request was in flight; cancelled pi's pending retry; the session is held until armed" };
+        return { status: 'applied', detail: 'no request was in flight, nothing was cut; the session is held until armed' };
+      }
+      case 'disarm': {
+        const was = a.cp.held;
+        hold('disarm');
+        saveCheckpoint(a, t);
+        if (was) return { status: 'applied', detail: `already held since ${iso(was.since)}; still held` };
+        return { status: 'applied', detail: 'held: automatic continuations and automatic messages wait until armed; the current request runs on' };
+      }
+      case 'arm': {
+        const was = a.cp.held;
+        const aborted = a.cp.ownerAbort !== null;
+        a.cp.held = null;
+        a.cp.ownerAbort = null;
+        appendEntries(a, [{ at: t, body: { type: 'custom', customType: 'loop-dash-control', data: { held: false, by, reason, at: t, action: 'arm', requestId: request.id } } }]);
+        // What the owner cut or held goes on: a stopped or idle session gets its next turn soon.
+        if (was && (a.cp.state === 'stopped' || a.cp.state === 'idle') && (aborted || a.cp.state === 'idle')) {
+          a.cp.state = 'idle';
+          a.wake = { at: t + (5 * SEC) / speed, id: 'armed', reason: 'armed by the owner', watchers: [] };
+        }
+        saveCheckpoint(a, t);
+        return { status: 'applied', detail: was ? 'armed; the loop may restart the session by itself' : 'the session was not held; nothing to release' };
+      }
+      default: {
+        const never: never = request.action;
+        return never;
+      }
+    }
+  }
+
   // ---- the loop -----------------------------------------------------------------------------
   async function run(): Promise<void> {
     try {
@@ -914,6 +1012,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
         clearInterval(interval);
         intervalCleared = true;
         await current;
+        for (const a of actors) syncInbox(a);
         // Split lines are finished at once rather than after their pause.
         for (;;) {
           for (const d of delays) {
