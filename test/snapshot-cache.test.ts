@@ -462,6 +462,34 @@ test('the demo home over 30 minutes, tick by tick: cached equals built; rows tha
   }
 });
 
+test('the default order: the request nearest to being cut first, then rows waiting only for a retry or a resume, then the rest by name', async () => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-order-'));
+  try {
+    const now0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+    await generateHome(path.join(base, 'home'), { now: now0, host: HOST, livePid: process.pid, livePidStart: null, deadPid: 4_000_001, repoDir: path.join(base, 'repo') });
+    const state: ModelState = reduceEvents(initialModelState(), await loadHomeOnce(path.join(base, 'home'), { now: () => now0, host: HOST }));
+    const roots = buildSnapshot(state, now0, { host: HOST }).roots;
+    const limitAt = (v: (typeof roots)[number]): number | null => {
+      const c = v.clocks;
+      const d = c.firstToFire === 'inactivity' ? c.inactivity : c.firstToFire === 'absolute' ? c.absolute : c.firstToFire === 'episode' ? c.episode : null;
+      return d ? d.at : null;
+    };
+    const tier = (v: (typeof roots)[number]) => (limitAt(v) !== null ? 0 : v.clocks.nextRetry || v.clocks.nextResume ? 1 : 2);
+    const tiers = roots.map(tier);
+    assert.deepEqual(tiers, [...tiers].sort(), `limits, then retries/resumes, then the rest: ${roots.map((r) => `${r.name}:${tier(r)}`).join(' ')}`);
+    const withLimits = roots.filter((v) => tier(v) === 0).map((v) => limitAt(v)!);
+    assert.ok(withLimits.length >= 3, 'the demo has requests in flight');
+    assert.deepEqual(withLimits, [...withLimits].sort((a, b) => a - b), 'the first limit to fire, soonest first');
+    // The retry-wait root waits for a retry due sooner than any cut, but its own limit (the
+    // episode) is further off than the silent request's inactivity: the silent one is on top.
+    const names = roots.map((v) => v.name);
+    assert.ok(names.indexOf('docs-sweep') < names.indexOf('flaky-provider'), names.join(', '));
+    assert.ok(roots.some((v) => tier(v) === 1), 'a recovering root waits for its resume');
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
 test('property: the row lists a dashboard takes, each patched from the last frame\'s, read as rows built afresh, and give the same wake-ups', () => {
   // Above, a reference build between two frames resets the rows' memo, so each frame's list is
   // built whole. Here the frames run first with nothing in between, as in the dashboard (each list

@@ -1366,7 +1366,7 @@ function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { n
 function sortViews(views: SessionView[]): void {
   if (views.length < 2) return;
   // Instants, not remaining times: rows kept from earlier snapshots order the same at any `now`.
-  const keyed = views.map((v) => ({ v, r: firstDue(v)?.at ?? Number.POSITIVE_INFINITY }));
+  const keyed = views.map((v) => ({ v, r: sortKey(v) }));
   keyed.sort((a, b) => (a.r !== b.r ? (a.r < b.r ? -1 : 1) : byName(a.v, b.v)));
   for (let i = 0; i < keyed.length; i++) views[i] = keyed[i]!.v;
 }
@@ -1374,30 +1374,35 @@ function sortViews(views: SessionView[]): void {
 /** By name, then session id: the tie-break of every row order (`localeCompare`'s order: text-order.ts). */
 export const byName = (a: SessionView, b: SessionView) => compareText(a.name, b.name) || compareText(a.session, b.session);
 
-/** Rows nearest to being cut first; then live before idle; then by name. */
+/**
+ * Rows nearest to being cut first (by the first limit to fire); then the rows waiting for a retry
+ * or a resume and nothing else, by when it is due; then the rest, by name.
+ */
 export function compareViews(a: SessionView, b: SessionView): number {
-  const ra = firstRemaining(a);
-  const rb = firstRemaining(b);
-  if (ra !== rb) return ra - rb;
+  const ka = sortKey(a);
+  const kb = sortKey(b);
+  if (ka !== kb) return ka < kb ? -1 : 1;
   return byName(a, b);
 }
 
-/** Time until the first limit (or the next resume) for sorting; Infinity when nothing is due. */
-export function firstRemaining(v: SessionView): number {
-  return firstDue(v)?.remainingMs ?? Number.POSITIVE_INFINITY;
-}
+/**
+ * Past every epoch-ms instant: a row whose only deadline is a retry or a resume sorts after every
+ * row with a limit running, and still by its instant among its like (keys stay safe integers).
+ */
+const AFTER_LIMITS = 4e15;
 
-/** The first limit to fire, the next retry or the next resume, whichever comes first; null when nothing is due. */
-function firstDue(v: SessionView): Deadline | null {
+/** The row's place in the default order: an instant (Infinity when nothing is due). */
+function sortKey(v: SessionView): number {
   // Run per row at each snapshot, interpreted for most of a start: no array of candidates and
   // no for-of (docs/PERFORMANCE.md, "Indexed loops on the start's path").
   const c = v.clocks;
-  let first: Deadline | null = null;
-  if (c.firstToFire === 'inactivity') first = earlierDue(first, c.inactivity);
-  else if (c.firstToFire === 'absolute') first = earlierDue(first, c.absolute);
-  else if (c.firstToFire === 'episode') first = earlierDue(first, c.episode);
-  first = earlierDue(first, c.nextRetry);
-  return earlierDue(first, c.nextResume);
+  let limit: Deadline | null = null;
+  if (c.firstToFire === 'inactivity') limit = earlierDue(limit, c.inactivity);
+  else if (c.firstToFire === 'absolute') limit = earlierDue(limit, c.absolute);
+  else if (c.firstToFire === 'episode') limit = earlierDue(limit, c.episode);
+  if (limit) return limit.at;
+  const next = earlierDue(earlierDue(null, c.nextRetry), c.nextResume);
+  return next ? AFTER_LIMITS + next.at : Number.POSITIVE_INFINITY;
 }
 
 /** `d` when it is due (finite) and before `first`, else `first`. */
