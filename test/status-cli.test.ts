@@ -188,3 +188,30 @@ test('demo --status --dir where no directory can be made: one clear line and exi
   }
   rmSync(path.dirname(file), { recursive: true, force: true });
 });
+
+test('a home that is a file, or a one-shot command on a home that does not exist, or an unknown command: one clear line and exit 2', () => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-badhome-'));
+  try {
+    const file = path.join(base, 'a-file');
+    appendFileSync(file, '');
+    const missing = path.join(base, 'no-such-home');
+    const cases: [string[], RegExp][] = [
+      [['status', '--home', file], new RegExp(`^loop-dash: ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not a directory; a pi home is one`)],
+      [['status', '--json', '--home', missing], /^loop-dash: no pi home at .*no-such-home \(it does not exist\); name yours with --home DIR/],
+      [['incidents', '--home', missing], /^loop-dash: no pi home at .*no-such-home \(it does not exist\)/],
+      [['audit', '--home', missing], /^loop-dash: no pi home at .*no-such-home \(it does not exist\)/],
+      // The dashboard waits for a home that does not exist yet (RELIABILITY B12), but not for a file.
+      [['--home', file], /is not a directory/],
+      [['frobnicate'], /^loop-dash: unknown command "frobnicate" \(one of status, incidents, .*; see loop-dash --help\)/],
+    ];
+    for (const [args, message] of cases) {
+      const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, CI: 'true' } });
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '', args.join(' '));
+      assert.match(r.stderr, message, args.join(' '));
+      assert.equal(r.stderr.split('\n').length, 2, `one line: ${r.stderr}`);
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});

@@ -18,7 +18,7 @@ import { processStartIdentity } from '../readers/process-probe.js';
 import { loadSnapshot } from './load-snapshot.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { InputError, parseDuration, parseNow } from './parse-time.js';
-import { resolveHomes } from './resolve-homes.js';
+import { checkHomes, resolveHomes } from './resolve-homes.js';
 import { renderStatusTable } from './status-table.js';
 import { fetchRemotesOnce, mergeRemote } from '../remote/merge-remote.js';
 import { createRemoteFeeds, statusUrl } from '../remote/remote-feeds.js';
@@ -68,6 +68,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return u.url;
       });
       if (!canDrawTui(io)) {
+        if (!remotes.length) checkHomes(homes, { mustExist: true });
         code = await printStatus(homes, { json: false, remotes }, io);
         return;
       }
@@ -77,6 +78,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         code = await runDemo({ readOnly: !!opts.readOnly, speed: 4 }, io);
         return;
       }
+      checkHomes(homes, { mustExist: false });
       code = await runDashboard({
         store: createLiveStore(homes, { polling: !!opts.poll, cacheDir: defaultCacheDir(), checkpointsBeforeList: checkpointsBeforeFirstFrame }),
         homes,
@@ -93,6 +95,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--now <iso>', 'evaluate every clock at this instant')
     .action(async (opts: { home?: string[]; json?: boolean; now?: string }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      checkHomes(homes, { mustExist: true });
       code = await printStatus(homes, { json: !!opts.json, now: parseNow(opts.now, io.now) }, io);
     });
 
@@ -106,6 +109,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--now <iso>', 'evaluate at this instant')
     .action(async (opts: { home?: string[]; since?: string; class?: string; json?: boolean; now?: string }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      checkHomes(homes, { mustExist: true });
       const now = parseNow(opts.now, io.now);
       const since = opts.since ? now - parseDuration(opts.since) : null;
       const snap = await readHomes(homes, now);
@@ -176,6 +180,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--min-output <n>', 'only calls with at least this many output tokens count (default 500)')
     .action(async (opts: { home?: string[]; json?: boolean; minOutput?: string }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      checkHomes(homes, { mustExist: true });
       code = await runAudit({ homes, json: !!opts.json, minOutput: opts.minOutput, now: io.now(), io });
     });
 
@@ -207,6 +212,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--poll', 'poll the file system instead of native file events')
     .action(async (opts: { home?: string[]; listen: string; grace: string; poll?: boolean }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      checkHomes(homes, { mustExist: false });
       // Loaded here, not at start-up: the exporter (prom-client) is not part of the dashboard's start.
       const [{ parseListen }, { runServe }] = await Promise.all([import('../serve/server.js'), import('../serve/serve-command.js')]);
       const listen = parseListen(opts.listen);
@@ -215,6 +221,13 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     });
 
   try {
+    // A first word that is no command would reach the dashboard's action as an excess argument
+    // ("too many arguments"); say what it is instead.
+    const first = argv[2];
+    if (first !== undefined && !first.startsWith('-') && first !== 'help' && !program.commands.some((c) => c.name() === first || c.aliases().includes(first))) {
+      const names = program.commands.map((c) => c.name());
+      throw new InputError(`unknown command "${first}" (one of ${names.join(', ')}; see loop-dash --help)`);
+    }
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {

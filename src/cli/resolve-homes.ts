@@ -1,5 +1,6 @@
 /** SPEC §1: `--home DIR` (repeatable), then `$PI_CODING_AGENT_DIR`, then `~/.loop-pi` if it exists, then `~/.pi/agent`. */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { InputError } from './parse-time.js';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -9,4 +10,24 @@ export function resolveHomes(flags: string[] | undefined, env: NodeJS.ProcessEnv
   const loopPi = path.join(homedir, '.loop-pi');
   if (existsSync(loopPi)) return [loopPi];
   return [path.join(homedir, '.pi', 'agent')];
+}
+
+/**
+ * A home that is not a directory is a mistake to name at once (exit 2). One that does not exist
+ * is one for a one-shot command (`mustExist`: it would print an empty document and exit 0); the
+ * dashboard and the exporter wait for it to appear instead (RELIABILITY B12).
+ */
+export function checkHomes(homes: readonly string[], opts: { mustExist: boolean }): void {
+  for (const home of homes) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(home).isDirectory();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new InputError(`${home}: cannot read this pi home: ${code ?? String(err)}`);
+      if (opts.mustExist) throw new InputError(`no pi home at ${home} (it does not exist); name yours with --home DIR or $PI_CODING_AGENT_DIR, or try loop-dash demo`);
+      continue;
+    }
+    if (!isDir) throw new InputError(`${home} is not a directory; a pi home is one (e.g. ~/.pi/agent): name it with --home DIR`);
+  }
 }
