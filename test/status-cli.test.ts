@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -213,5 +213,17 @@ test('a home that is a file, or a one-shot command on a home that does not exist
     }
   } finally {
     rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('demo --status prints the demo home and leaves no temporary directory behind', () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-demo-tmp-'));
+  try {
+    const r = spawnSync(process.execPath, [BIN, 'demo', '--status'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, CI: 'true', TMPDIR: tmp } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /docs-sweep/);
+    assert.deepEqual(readdirSync(tmp), [], 'the demo home built for the print is removed');
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
   }
 });

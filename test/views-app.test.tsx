@@ -376,6 +376,34 @@ test('incidents view: newest first, filter, and the whole record on Enter', asyn
   await until((f) => f.includes('Incident record') && f.includes('limit     wall-clock'));
 });
 
+test('incidents view: a filter puts the cursor on the newest match when its incident no longer matches; a long path is wrapped whole, not cut', async () => {
+  const long = `request/${'x'.repeat(150)}-inactivity-1.json`;
+  const events = [
+    incident('root/old.json', { at: NOW - 30 * MIN, cls: 'loop-arm-refused', limit: null, summary: 'oldest, arm refused' }),
+    incident('request/mid.json', { at: NOW - 20 * MIN, summary: 'middle cut' }),
+    incident(long, { at: NOW - 10 * MIN, summary: 'newest cut' }),
+  ];
+  const { r, until, frame } = setup({ events });
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('i');
+  await until((f) => f.includes('Incidents (3), newest first'));
+  r.stdin.write('G'); // the oldest
+  await until((f) => (f.split('\n').find((l) => l.startsWith('›')) ?? '').includes('oldest, arm refused'));
+  r.stdin.write('/');
+  for (const c of 'wall') r.stdin.write(c);
+  await until((f) => f.includes('Incidents (2 of 3)'));
+  r.stdin.write('\r');
+  await until((f) => (f.split('\n').find((l) => l.startsWith('›')) ?? '').includes('newest cut'));
+  r.stdin.write('\r');
+  await until((f) => f.includes('Incident record'));
+  const joined = frame()
+    .split('\n')
+    .map((l) => l.replace(/^\s+(file\s+)?/, ''))
+    .join('');
+  assert.ok(joined.includes(`${HOME}/incidents/${long}`), 'the whole path, wrapped over lines');
+  assert.ok(!frame().includes('…'), 'nothing cut');
+});
+
 test('an opened local incident shows its file\'s fields once read (reading… until then); a record replaced while open is read again; an unreadable file says why', async () => {
   const { raw: _none, ...local } = (incident('request/a.json', {}) as { record: IncidentRecord }).record;
   const asked: string[] = [];

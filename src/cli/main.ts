@@ -1,6 +1,6 @@
 /** The command line (SPEC §6). Each command returns its exit code; nothing here calls process.exit. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
@@ -166,7 +166,12 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       if (!Number.isFinite(speed) || speed <= 0) throw new InputError(`--speed: "${opts.speed}" is not a positive number`);
       if (opts.status || !canDrawTui(io)) {
         const { home } = await buildDemoHome(opts.dir, io.now());
-        code = await printStatus([home], { json: !!opts.json, now: io.now() }, io);
+        try {
+          code = await printStatus([home], { json: !!opts.json, now: io.now() }, io);
+        } finally {
+          // A home of our own making that nothing reads after this print is not left in /tmp.
+          if (opts.dir === undefined) rmSync(path.dirname(home), { recursive: true, force: true });
+        }
         return;
       }
       code = await runDemo({ dir: opts.dir, readOnly: !!opts.readOnly, speed }, io);

@@ -45,7 +45,8 @@ export function incidentRecordLines(i: IncidentRecord, roots: readonly SessionVi
     plainLine(`  at        ${formatClockTime(i.at, now)} (${formatRelative(i.at, now)})`),
     plainLine(`  limit     ${i.limit ?? 'not named in the file'}${i.attempt !== null ? ` · attempt ${i.attempt}` : ''}${i.exhausted ? ' · exhausted' : ''}`),
     plainLine(`  session   ${i.session ?? 'none named'}${who ? ` → ${who.name} (${who.role}, ${who.state})` : i.session ? ' (not among the sessions seen)' : ''}`),
-    plainLine(`  file      ${i.file}${i.movedAside ? '  (moved aside into incidents/bad/ by a watchdog)' : ''}`),
+    // Wrapped, never cut: the whole path can be read and copied.
+    ...wrapWords(`${i.file}${i.movedAside ? '  (moved aside into incidents/bad/ by a watchdog)' : ''}`, width - 12).map((w, k) => plainLine(`  ${k === 0 ? 'file    ' : '        '}  ${w}`)),
     ...wrapWords(i.summary, width - 12).map((w, k) => plainLine(`  ${k === 0 ? 'summary ' : '        '}  ${w}`)),
     plainLine(`Raw fields${i.raw ? '' : ' (as the file says them now)'}${i.known ? '' : ' (unknown class: shown as written)'}`, { bold: true }),
   ];

@@ -184,7 +184,8 @@ function onKey(state: ViewState, press: KeyPress, ctx: KeyContext): ViewState {
     const edited = editText(inc.filter, press);
     if (edited === 'cancel') return { ...state, incidents: { ...inc, filter: '', filterEditing: false, top: 0 } };
     if (edited === 'submit') return { ...state, incidents: { ...inc, filterEditing: false } };
-    if (edited !== null) return { ...state, incidents: { ...inc, filter: edited, top: 0 } };
+    // The cursor keeps its incident while it matches; otherwise it goes to the newest match.
+    if (edited !== null) return { ...state, incidents: { ...inc, filter: edited, top: 0, cursorIndex: 0 } };
   }
 
   const action = press.action;
