@@ -12,6 +12,7 @@ import {
   type JournalEntry,
 } from '../src/contract/control.js';
 import { homePaths } from '../src/contract/paths.js';
+import { actionPort } from '../src/app/run-dashboard.js';
 import type { SessionView } from '../src/model/snapshot.js';
 import {
   ackPathFor,
@@ -331,6 +332,27 @@ test('awaitAck returns applied when the consumer acks, woken by the directory wa
   const outcome = journal(home).find((e) => e.kind === 'outcome');
   assert.equal(outcome?.status, 'applied');
   assert.equal(outcome?.id, r.id);
+});
+
+test("the dashboard's action port journals 'no-answer' for a request nobody answered, and nothing of its own for one the session acked", async () => {
+  const home = tempHome();
+  const view = (session: string) => ({ session, home, name: session, model: null, role: 'root', checkpoint: null, remote: null }) as unknown as SessionView;
+  const followed = new Map<string, string>();
+  const port = actionPort(Date.now, { noAnswerMs: 300, followed: (id, status) => followed.set(id, status) });
+  const silent = await port.request('disarm', view('quiet'));
+  assert.ok('id' in silent, JSON.stringify(silent));
+  const answered = await port.request('disarm', view('s'));
+  assert.ok('id' in answered, JSON.stringify(answered));
+  await consumeOnce(home, 's', { now: Date.now(), inFlight: null });
+  // Both waits over (bounded: 300 ms each, 5 s at most).
+  const deadline = Date.now() + 5_000;
+  while (followed.size < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual([followed.get(silent.id), followed.get(answered.id)], ['no-answer', 'applied']);
+  const outcomes = (id: string) => journal(home).filter((e) => e.id === id && e.kind === 'outcome');
+  assert.deepEqual(outcomes(silent.id).map((e) => e.status), ['no-answer'], 'the request nobody answered has its outcome');
+  // The dashboard wrote no outcome for the answered one (the extension journals what it acks;
+  // this test's consumer writes the ack alone).
+  assert.deepEqual(outcomes(answered.id), []);
 });
 
 test('D4 (dashboard side): awaitAck returns stale-target when the request in flight is not the one the owner saw', async () => {

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { format } from 'node:util';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { cleanStaleControlTemps, requestAction, targetFromCheckpoint } from '../control/index.js';
+import { cleanStaleControlTemps, followAction, requestAction, targetFromCheckpoint } from '../control/index.js';
 import { loadAudit } from '../cli/audit-command.js';
 import type { AuditResult } from '../model/audit.js';
 import type { ActionPort, AuditSource } from '../views/App.js';
@@ -23,7 +23,7 @@ import { TerminalFrame, type FrameSink } from '../views/terminal-frame.js';
 import { inkLoadDelay, installFaultHooks } from './fault-hooks.js';
 import type { LiveStore } from './live-store.js';
 import type { RemoteFeeds } from '../remote/remote-feeds.js';
-import { refusalReason } from '../views/owner-actions.js';
+import { NO_ANSWER_MS, refusalReason } from '../views/owner-actions.js';
 import { timing } from './timing.js';
 import { preloadInk, runsFromBundle } from './launcher.js';
 import { settleHeapGrowth } from './heap.js';
@@ -72,7 +72,11 @@ function captureConsole(logFile: string): () => void {
   return () => Object.assign(console, saved);
 }
 
-export function actionPort(clock: () => number): ActionPort {
+/**
+ * `noAnswerMs`: how long a request waits for its ack before its 'no-answer' outcome is journalled;
+ * `followed`: told when that wait is over (tests).
+ */
+export function actionPort(clock: () => number, opts: { noAnswerMs?: number; followed?: (id: string, status: string) => void } = {}): ActionPort {
   return {
     async request(action, target) {
       // Never write into a local directory for a row another machine owns (the paths may even exist here).
@@ -89,6 +93,15 @@ export function actionPort(clock: () => number): ActionPort {
           },
           { now: clock },
         );
+        // SPEC §4.2: every request and its outcome is journalled. The session's extension journals
+        // what it acks; a request nobody answered gets its 'no-answer' line from here, after the
+        // same 10 s the dashboard waits before saying so.
+        if (!handle.reused) {
+          void followAction(handle, { timeoutMs: opts.noAnswerMs ?? NO_ANSWER_MS, now: clock, journal: 'no-answer' }).then(
+            (r) => opts.followed?.(handle.id, r.status),
+            () => undefined,
+          );
+        }
         return { id: handle.id };
       } catch (err) {
         return { error: err instanceof Error ? err.message : String(err) };

@@ -48,8 +48,11 @@ export interface AwaitAckOptions {
   action?: ControlAction;
   /** Backstop poll interval; default 200 ms. */
   pollMs?: number;
-  /** Set false to skip the `outcome` journal line. */
-  journal?: boolean;
+  /**
+   * Set false to skip the `outcome` journal line; `'no-answer'` writes it only when nothing
+   * answered (the consumer journals the outcomes it acks itself).
+   */
+  journal?: boolean | 'no-answer';
   fs?: ControlFs;
   watchDir?: WatchDir;
 }
@@ -164,7 +167,8 @@ export async function awaitAck(home: string, session: string, id: string, opts: 
       (answer.problem ? `; ${answer.problem}` : '');
     result = { status: 'no-answer', ack: null, detail, waitedMs: timeoutMs, journalError: null };
   }
-  if (opts.journal !== false) result.journalError = await journalOutcome(home, session, id, result, opts.action, now(), fs);
+  const journal = opts.journal ?? true;
+  if (journal === true || (journal === 'no-answer' && result.status === 'no-answer')) result.journalError = await journalOutcome(home, session, id, result, opts.action, now(), fs);
   return result;
 }
 

@@ -98,6 +98,8 @@ export interface FollowOptions {
   pollMs?: number;
   fs?: ControlFs;
   watchDir?: WatchDir;
+  /** As `awaitAck`'s: false, or `'no-answer'` to journal only a request nobody answered. */
+  journal?: boolean | 'no-answer';
 }
 
 /** Waits for the answer to a request made with `requestAction`; `message` is one line for the owner. */
