@@ -261,6 +261,50 @@ test('tracker: a ceiling abort names its limit and the root expects a resume; re
   assert.equal(s.recovery, null, 'owner input takes over: no resume pending');
 });
 
+test("tracker: a ceiling abort inside a retry episode keeps it open; loop-pi's follow-up turn runs inside it and is not a resume", () => {
+  const CUT = 'Request aborted by request-ceiling: no model event for 15 min (inactivity limit)';
+  let s = run([start(0), end(60_000, 'error', '502 Bad Gateway'), start(62_000)]);
+  assert.equal(s.episode?.attempts, 2);
+  s = track(s, end(962_000, 'aborted', CUT));
+  assert.equal(s.state, 'stopped');
+  assert.equal(s.lastStop?.limit, 'inactivity');
+  assert.deepEqual([s.episode?.startedAt, s.episode?.attempts, s.episode?.nextRetryAt], [60_000, 2, null], 'the episode runs on from the first failure');
+  // The run settles: the root would be resumed if nothing else came.
+  s = track(s, { type: 'settled', at: 962_050, aborted: true });
+  assert.equal(s.recovery?.resumes, 0);
+  // loop-pi's follow-up message starts the next turn.
+  s = track(s, { type: 'follow-up', at: 962_100 });
+  s = track(s, start(962_200));
+  assert.equal(s.state, 'requesting');
+  assert.equal(s.episode?.startedAt, 60_000, 'the same episode: follow-ups cannot extend it');
+  assert.equal(s.episode?.attempts, 2);
+  assert.equal(s.recovery?.resumes, 0, 'a follow-up is not a resume');
+  s = track(s, end(970_000, 'stop'));
+  assert.equal(s.episode, null, 'a success ends it');
+  // Without the follow-up, a new turn after the stop is the root's resume: it resets the episode.
+  let r = run([start(0), end(60_000, 'error', '502 Bad Gateway'), start(62_000), end(962_000, 'aborted', CUT)]);
+  r = track(r, { type: 'settled', at: 962_050, aborted: true });
+  r = track(r, start(1_022_050));
+  assert.equal(r.episode, null);
+  assert.equal(r.recovery?.resumes, 1);
+});
+
+test("runtime: loop-pi's follow-up message is seen as one", () => {
+  const home = tmp('followup');
+  try {
+    const f = fakePi();
+    const rt = registerLoopDash(f.pi, { home, controlPollMs: 10_000 });
+    f.emit('session_start', { reason: 'startup' });
+    f.emit('message_end', { message: { role: 'custom', customType: 'loop-wake' } });
+    assert.equal(rt.state.followUpPending, false, 'another custom message is not');
+    f.emit('message_end', { message: { role: 'custom', customType: 'loop-request-incident' } });
+    assert.equal(rt.state.followUpPending, true);
+    f.emit('session_shutdown');
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});
+
 test('tracker: an owner abort is attributed to the owner and never resumed', () => {
   let s = run([start(0), { type: 'owner-abort', at: 50, requestId: 'r1', cutRequest: true }, end(60, 'aborted', 'Request was aborted')]);
   assert.equal(s.lastStop?.limit, 'owner');

@@ -46,6 +46,8 @@ export interface PiMessage {
   role: string;
   stopReason?: string;
   errorMessage?: string;
+  /** A custom message's type (`role: "custom"`, sent by an extension with `pi.sendMessage`). */
+  customType?: string;
 }
 
 /** Return value of an `input` handler. */

@@ -89,6 +89,8 @@ export interface TrackerState {
   ownerInputSinceSettle: boolean;
   /** A request started since the session last settled: the agent run is not over yet. */
   runOpen: boolean;
+  /** loop-pi's follow-up message after a ceiling abort arrived: the next turn is that follow-up. */
+  followUpPending: boolean;
 }
 
 /** What happened, in pi's terms. */
@@ -104,6 +106,7 @@ export type TrackerEvent =
       held: HeldSummary | null;
     }
   | { type: 'owner-input'; at: number }
+  | { type: 'follow-up'; at: number }
   | { type: 'request-start'; at: number; limits: CheckpointLimits | null; retry: RetrySettings }
   | { type: 'stream'; at: number; activity: StreamActivity }
   | { type: 'request-end'; at: number; stopReason: string; errorMessage: string | null }
@@ -136,8 +139,15 @@ export function initialTracker(identity: SessionIdentity, retry: RetrySettings):
     ownerAbortPending: false,
     ownerInputSinceSettle: false,
     runOpen: false,
+    followUpPending: false,
   };
 }
+
+/**
+ * The custom message loop-pi sends after a ceiling abort or an empty length stop (SPEC §3.1); it
+ * starts a new turn, at most two in a row.
+ */
+export const FOLLOW_UP_MESSAGE_TYPE = 'loop-request-incident';
 
 const SUCCESS = new Set(['stop', 'length', 'toolUse', 'deferred']);
 /** Errors that need the owner: loop-pi stops with an incident instead of resuming (SPEC §2). */
@@ -170,15 +180,21 @@ export function track(s: TrackerState, e: TrackerEvent): TrackerState {
       };
     case 'owner-input':
       return { ...s, ownerInputSinceSettle: true };
+    case 'follow-up':
+      return { ...s, followUpPending: true };
     case 'request-start': {
       let episode = s.episode;
       let recovery = s.recovery;
       // pi's own retry: one more attempt in the same episode. A failure the tracker did not expect
       // pi to retry (pi's pattern list is its own) is known to have been retried when a request
       // starts before the run settled: a resume or the owner's next turn comes after the settle.
-      const piRetry = episode !== null && (s.state === 'retry-wait' || (s.state === 'stopped' && s.runOpen && s.lastStop?.reason !== 'aborted'));
+      const followUp = s.state === 'stopped' && s.followUpPending;
+      const piRetry = !followUp && episode !== null && (s.state === 'retry-wait' || (s.state === 'stopped' && s.runOpen && s.lastStop?.reason !== 'aborted'));
       if (piRetry && episode) {
         episode = { ...episode, attempts: episode.attempts + 1, nextRetryAt: null, nextRetryAtSource: null };
+      } else if (followUp) {
+        // loop-pi's follow-up after a ceiling abort: the same episode runs on (its follow-ups
+        // cannot extend it), and it is not a resume of the root.
       } else if (s.state === 'stopped') {
         // A new turn after the session stopped: a resume (or the owner taking over) resets the episode.
         episode = null;
@@ -196,6 +212,7 @@ export function track(s: TrackerState, e: TrackerEvent): TrackerState {
         recovery,
         ownerAbortPending: false,
         runOpen: true,
+        followUpPending: false,
       };
     }
     case 'stream': {
@@ -262,7 +279,9 @@ function endRequest(s: TrackerState, e: Extract<TrackerEvent, { type: 'request-e
     return {
       ...base,
       state: 'stopped',
-      episode: null,
+      // A ceiling abort ends no retry episode (only a success or the owner's input does, SPEC §2):
+      // loop-pi's follow-up turn runs inside it. Nothing retries an owner's abort.
+      episode: s.ownerAbortPending || !s.episode ? null : { ...s.episode, nextRetryAt: null, nextRetryAtSource: null },
       lastStop: { at: e.at, reason: 'aborted', error: e.errorMessage, limit },
     };
   }

@@ -33,7 +33,7 @@ import type { PiApi, PiAssistantMessageEvent, PiBoundaryResult, PiContext, PiInp
 import { LivenessSocket } from './liveness-socket.js';
 import { piAgentDir, sessionPlace } from './pi-home.js';
 import { readSettingsFile, requestSettings, type RequestSettings } from './request-settings.js';
-import { initialTracker, toCheckpoint, track, type SessionIdentity, type TrackerEvent, type TrackerState } from './request-tracker.js';
+import { FOLLOW_UP_MESSAGE_TYPE, initialTracker, toCheckpoint, track, type SessionIdentity, type TrackerEvent, type TrackerState } from './request-tracker.js';
 import { classifyAssistantEvent, classifyProviderEvent } from './stream-activity.js';
 
 /** Injectable process facts and timings (tests shorten them; pi uses the defaults). */
@@ -247,6 +247,12 @@ export class LoopDashRuntime {
   onMessageEnd(event: { message: PiMessage }, ctx: PiContext): void {
     this.ctx = ctx;
     const m = event.message;
+    // loop-pi's message after a ceiling abort (or an empty length stop) starts the next turn: a
+    // follow-up inside the retry episode, not a resume of the root.
+    if (m.role === 'custom' && m.customType === FOLLOW_UP_MESSAGE_TYPE) {
+      this.apply({ type: 'follow-up', at: this.now() });
+      return;
+    }
     if (m.role !== 'assistant') return;
     this.apply({
       type: 'request-end',
