@@ -100,13 +100,18 @@ const CASES: { name: string; input: SessionStateInput; state: SessionState; why?
   { name: 'disarmed root stopped', input: input({ armed: false, checkpoint: checkpoint({ state: 'stopped', recovery }) }), state: 'stopped', why: /disarmed/ },
   { name: 'armed unknown is not assumed', input: input({ armed: null, checkpoint: checkpoint({ state: 'stopped', recovery }) }), state: 'stopped', why: /unknown/ },
   { name: 'stopped with nothing recorded to resume it', input: input({ checkpoint: checkpoint({ state: 'stopped' }) }), state: 'stopped' },
-  ...(['authentication failed', 'insufficient_quota', 'content policy refusal', 'context-length exceeded'] as const).map((reason) => ({
+  ...(['authentication failed', 'insufficient_quota', 'content policy refusal', 'context-length exceeded', 'error (auth)', '401 Unauthorized', 'OAuth token expired', 'authorization_error'] as const).map((reason) => ({
     name: `stopped by ${reason}: not resumed`,
     input: input({
       checkpoint: checkpoint({ state: 'stopped', recovery, lastStop: { at: T0, reason, error: null, limit: null } }),
     }),
     state: 'stopped' as const,
     why: /not resumed/,
+  })),
+  ...(['502 from api.example.com/v1/authors', 'upstream authority unavailable'] as const).map((error) => ({
+    name: `stopped by "${error}" (no authentication error): resumed`,
+    input: input({ checkpoint: checkpoint({ state: 'stopped', recovery, lastStop: { at: T0, reason: 'error', error, limit: null } }) }),
+    state: 'recovering' as const,
   })),
   {
     name: 'stopped by a ceiling abort: resumed',

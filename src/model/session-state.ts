@@ -43,7 +43,9 @@ export interface DerivedState {
 
 /** Stops that loop-pi ends with an incident instead of resuming (SPEC §2). */
 // Substrings, not words: producers write `insufficient_quota`, `unauthorized`, `OAuth`, `context_length_exceeded`.
-const NOT_RESUMED = /auth|quota|billing|polic(y|ies)|context[-_ ]?(length|overflow|window)/i;
+// Authentication by its words only (auth, OAuth, authentication, authorization, unauthorized, the
+// extension's `error (auth)`), so an error naming an author or authority is not taken for one.
+const NOT_RESUMED = /(?<![a-z])(?:o?auth|unauth)(?:enticat\w*|ori[sz]\w*)?(?![a-z])|quota|billing|polic(y|ies)|context[-_ ]?(length|overflow|window)/i;
 
 /** The reason a stopped root will not be resumed, or null when nothing says so. */
 function nonResumableStop(cp: Checkpoint): string | null {
