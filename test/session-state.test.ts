@@ -100,7 +100,7 @@ const CASES: { name: string; input: SessionStateInput; state: SessionState; why?
   { name: 'disarmed root stopped', input: input({ armed: false, checkpoint: checkpoint({ state: 'stopped', recovery }) }), state: 'stopped', why: /disarmed/ },
   { name: 'armed unknown is not assumed', input: input({ armed: null, checkpoint: checkpoint({ state: 'stopped', recovery }) }), state: 'stopped', why: /unknown/ },
   { name: 'stopped with nothing recorded to resume it', input: input({ checkpoint: checkpoint({ state: 'stopped' }) }), state: 'stopped' },
-  ...(['authentication failed', 'insufficient_quota', 'content policy refusal', 'context-length exceeded', 'error (auth)', '401 Unauthorized', 'OAuth token expired', 'authorization_error'] as const).map((reason) => ({
+  ...(['authentication failed', 'insufficient_quota', 'content policy refusal', 'context-length exceeded', 'error (auth)', '401 Unauthorized', 'OAuth token expired', 'authorization_error', 'error (policy)', 'content_policy_violation', 'refused by policy'] as const).map((reason) => ({
     name: `stopped by ${reason}: not resumed`,
     input: input({
       checkpoint: checkpoint({ state: 'stopped', recovery, lastStop: { at: T0, reason, error: null, limit: null } }),
@@ -108,8 +108,8 @@ const CASES: { name: string; input: SessionStateInput; state: SessionState; why?
     state: 'stopped' as const,
     why: /not resumed/,
   })),
-  ...(['502 from api.example.com/v1/authors', 'upstream authority unavailable'] as const).map((error) => ({
-    name: `stopped by "${error}" (no authentication error): resumed`,
+  ...(['502 from api.example.com/v1/authors', 'upstream authority unavailable', '429: rate limit policy, retry later'] as const).map((error) => ({
+    name: `stopped by "${error}" (no authentication or policy error): resumed`,
     input: input({ checkpoint: checkpoint({ state: 'stopped', recovery, lastStop: { at: T0, reason: 'error', error, limit: null } }) }),
     state: 'recovering' as const,
   })),

@@ -45,7 +45,10 @@ export interface DerivedState {
 // Substrings, not words: producers write `insufficient_quota`, `unauthorized`, `OAuth`, `context_length_exceeded`.
 // Authentication by its words only (auth, OAuth, authentication, authorization, unauthorized, the
 // extension's `error (auth)`), so an error naming an author or authority is not taken for one.
-const NOT_RESUMED = /(?<![a-z])(?:o?auth|unauth)(?:enticat\w*|ori[sz]\w*)?(?![a-z])|quota|billing|polic(y|ies)|context[-_ ]?(length|overflow|window)/i;
+// A policy stop likewise: a content, safety or usage policy, a violation or a refusal by policy, the
+// extension's `error (policy)` — not any text with "policy" in it (a provider's "rate limit policy").
+const NOT_RESUMED =
+  /(?<![a-z])(?:o?auth|unauth)(?:enticat\w*|ori[sz]\w*)?(?![a-z])|quota|billing|\(policy\)|(?:content|safety|usage)[-_ ]?polic|polic(?:y|ies)[-_ ]?violat|by polic|context[-_ ]?(length|overflow|window)/i;
 
 /** The reason a stopped root will not be resumed, or null when nothing says so. */
 function nonResumableStop(cp: Checkpoint): string | null {
