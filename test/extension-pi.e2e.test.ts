@@ -311,6 +311,29 @@ test(`the extension in a real pi ${piVersion()}: checkpoints, keepalives, abort,
   }
 });
 
+test("loop-pi's follow-up after a ceiling abort: its turn is not counted as the root's resume", { timeout: 60_000 }, async () => {
+  const { home, cwd } = makeHome({ retry: { baseDelayMs: 200 } });
+  const pi = await PiProcess.start({ node, home, cwd, extensions: [PROVIDER, AUTO_TURNS, EXTENSION], model: MODEL });
+  try {
+    const session = ((await pi.request({ type: 'get_state' })).data as { sessionId: string }).sessionId;
+    await checkpointWhen(home, session, 'the first checkpoint', () => true);
+    await pi.prompt('/fixture-cut-next [[silent every=100 max=3000]] follow-up after the cut');
+    const since = pi.cursor;
+    await pi.prompt('[[stream count=50 every=100]] a request the ceiling cuts');
+    // The cut root stops (a resume expected: recovery.resumes 0) and the follow-up message starts
+    // the next run at once; its request is in flight for ~3 s.
+    const follow = await checkpointWhen(home, session, 'the follow-up request in flight', (c) => c.state === 'requesting' && (c.request?.turn ?? 0) === 2);
+    assert.equal(follow.lastStop?.reason, 'aborted', 'after the cut');
+    assert.ok(follow.recovery !== null, 'the stop is still on record');
+    assert.equal(follow.recovery.resumes, 0, 'the follow-up is not resume 1');
+    const messages = pi.recordsOf('message_end', since).map((r) => r.message as PiRecord);
+    assert.ok(messages.some((m) => m.role === 'custom' && m.customType === 'loop-request-incident'), 'pi ran the follow-up message');
+    await checkpointWhen(home, session, 'the follow-up answered', (c) => c.state === 'idle' && c.recovery === null, 15_000);
+  } finally {
+    pi.kill('SIGKILL');
+  }
+});
+
 test('installed with install-extension: pi auto-discovers it after -e extensions; kill -9 leaves the checkpoint not ended with its pid gone', { timeout: 90_000 }, async () => {
   const { home, cwd } = makeHome({ retry: { baseDelayMs: 200 } });
   const installed = installExtension(home, { entry: EXTENSION });

@@ -272,15 +272,35 @@ test("tracker: a ceiling abort inside a retry episode keeps it open; loop-pi's f
   // The run settles: the root would be resumed if nothing else came.
   s = track(s, { type: 'settled', at: 962_050, aborted: true });
   assert.equal(s.recovery?.resumes, 0);
-  // loop-pi's follow-up message starts the next turn.
-  s = track(s, { type: 'follow-up', at: 962_100 });
+  const stoppedAfterCut = s;
+  // loop-pi's follow-up message starts the next run (sent while idle: seen before its turn).
+  s = track(s, { type: 'follow-up-starts', at: 962_100 });
   s = track(s, start(962_200));
   assert.equal(s.state, 'requesting');
   assert.equal(s.episode?.startedAt, 60_000, 'the same episode: follow-ups cannot extend it');
   assert.equal(s.episode?.attempts, 2);
   assert.equal(s.recovery?.resumes, 0, 'a follow-up is not a resume');
+  // Its message is added just after its turn started: nothing more changes.
+  assert.deepEqual(track(s, { type: 'follow-up', at: 962_210 }), s);
   s = track(s, end(970_000, 'stop'));
   assert.equal(s.episode, null, 'a success ends it');
+  // A follow-up message seen only after its turn started (queued, not sent while idle): the turn
+  // was first taken for a resume, and is put right.
+  let q = track(stoppedAfterCut, start(962_200));
+  assert.equal(q.recovery?.resumes, 1);
+  assert.equal(q.episode, null);
+  q = track(q, { type: 'follow-up', at: 962_210 });
+  assert.equal(q.recovery?.resumes, 0);
+  assert.deepEqual([q.episode?.startedAt, q.episode?.attempts], [60_000, 2]);
+  // The owner's next turn after a follow-up that failed is the owner's, not another follow-up.
+  let o = track(stoppedAfterCut, { type: 'follow-up-starts', at: 962_100 });
+  o = track(o, start(962_200));
+  o = track(o, end(962_300, 'error', '401 Unauthorized'));
+  o = track(o, { type: 'settled', at: 962_400, aborted: false });
+  o = track(o, { type: 'owner-input', at: 970_000 });
+  o = track(o, start(970_001));
+  assert.equal(o.episode, null, "the owner's input ends the episode");
+  assert.equal(o.recovery, null);
   // Without the follow-up, a new turn after the stop is the root's resume: it resets the episode.
   let r = run([start(0), end(60_000, 'error', '502 Bad Gateway'), start(62_000), end(962_000, 'aborted', CUT)]);
   r = track(r, { type: 'settled', at: 962_050, aborted: true });
@@ -295,10 +315,14 @@ test("runtime: loop-pi's follow-up message is seen as one", () => {
     const f = fakePi();
     const rt = registerLoopDash(f.pi, { home, controlPollMs: 10_000 });
     f.emit('session_start', { reason: 'startup' });
-    f.emit('message_end', { message: { role: 'custom', customType: 'loop-wake' } });
+    f.emit('before_agent_start', { messageType: 'custom', message: { role: 'custom', customType: 'loop-wake' } });
     assert.equal(rt.state.followUpPending, false, 'another custom message is not');
-    f.emit('message_end', { message: { role: 'custom', customType: 'loop-request-incident' } });
+    f.emit('before_agent_start', { messageType: 'user', prompt: 'go' });
+    assert.equal(rt.state.followUpPending, false, 'a prompt is not');
+    f.emit('before_agent_start', { messageType: 'custom', message: { role: 'custom', customType: 'loop-request-incident' } });
     assert.equal(rt.state.followUpPending, true);
+    f.emit('turn_start', { turnIndex: 0, timestamp: Date.now() });
+    assert.equal(rt.state.followUpPending, false, 'its turn takes it');
     f.emit('session_shutdown');
   } finally {
     fs.rmSync(home, { recursive: true, force: true });

@@ -62,6 +62,7 @@ export interface PiApi {
   on(event: 'session_start', handler: Handler<{ type: 'session_start'; reason: string }>): unknown;
   on(event: 'session_shutdown', handler: Handler<{ type: 'session_shutdown'; reason?: string }>): unknown;
   on(event: 'turn_start', handler: Handler<{ type: 'turn_start'; turnIndex: number; timestamp: number }>): unknown;
+  on(event: 'before_agent_start', handler: Handler<{ type: 'before_agent_start'; messageType?: string; message?: PiMessage }, undefined>): unknown;
   on(event: 'message_start', handler: Handler<{ type: 'message_start'; message: PiMessage }>): unknown;
   on(
     event: 'message_update',

@@ -89,8 +89,14 @@ export interface TrackerState {
   ownerInputSinceSettle: boolean;
   /** A request started since the session last settled: the agent run is not over yet. */
   runOpen: boolean;
-  /** loop-pi's follow-up message after a ceiling abort arrived: the next turn is that follow-up. */
+  /** loop-pi's follow-up message is starting a run (`before_agent_start`): its turn is that follow-up. */
   followUpPending: boolean;
+  /**
+   * The request in flight was counted as a resume of the stopped root: what the episode and the
+   * recovery were before, in case its turn turns out to be loop-pi's follow-up (whose message can
+   * arrive just after the turn started).
+   */
+  resumedFrom: { episode: TrackedEpisode | null; recovery: CheckpointRecovery | null } | null;
 }
 
 /** What happened, in pi's terms. */
@@ -106,6 +112,9 @@ export type TrackerEvent =
       held: HeldSummary | null;
     }
   | { type: 'owner-input'; at: number }
+  /** loop-pi's follow-up message starts a run (seen at `before_agent_start`, before its turn). */
+  | { type: 'follow-up-starts'; at: number }
+  /** loop-pi's follow-up message was added to the conversation (`message_end`; after its turn started). */
   | { type: 'follow-up'; at: number }
   | { type: 'request-start'; at: number; limits: CheckpointLimits | null; retry: RetrySettings }
   | { type: 'stream'; at: number; activity: StreamActivity }
@@ -140,6 +149,7 @@ export function initialTracker(identity: SessionIdentity, retry: RetrySettings):
     ownerInputSinceSettle: false,
     runOpen: false,
     followUpPending: false,
+    resumedFrom: null,
   };
 }
 
@@ -179,9 +189,15 @@ export function track(s: TrackerState, e: TrackerEvent): TrackerState {
         runOpen: false,
       };
     case 'owner-input':
-      return { ...s, ownerInputSinceSettle: true };
-    case 'follow-up':
+      return { ...s, ownerInputSinceSettle: true, followUpPending: false };
+    case 'follow-up-starts':
       return { ...s, followUpPending: true };
+    case 'follow-up': {
+      // Its turn has started and was counted as a resume: it is the follow-up, so undo that.
+      const r = s.resumedFrom;
+      if (s.state !== 'requesting' || !r) return s;
+      return { ...s, episode: r.episode, recovery: r.recovery, resumedFrom: null };
+    }
     case 'request-start': {
       let episode = s.episode;
       let recovery = s.recovery;
@@ -195,8 +211,11 @@ export function track(s: TrackerState, e: TrackerEvent): TrackerState {
       } else if (followUp) {
         // loop-pi's follow-up after a ceiling abort: the same episode runs on (its follow-ups
         // cannot extend it), and it is not a resume of the root.
-      } else if (s.state === 'stopped') {
+      }
+      let resumedFrom: TrackerState['resumedFrom'] = null;
+      if (!piRetry && !followUp && s.state === 'stopped') {
         // A new turn after the session stopped: a resume (or the owner taking over) resets the episode.
+        if (!s.ownerInputSinceSettle) resumedFrom = { episode, recovery };
         episode = null;
         if (recovery) recovery = s.ownerInputSinceSettle ? null : { ...recovery, resumes: recovery.resumes + 1 };
       }
@@ -213,6 +232,7 @@ export function track(s: TrackerState, e: TrackerEvent): TrackerState {
         ownerAbortPending: false,
         runOpen: true,
         followUpPending: false,
+        resumedFrom,
       };
     }
     case 'stream': {
@@ -268,7 +288,7 @@ function endRequest(s: TrackerState, e: Extract<TrackerEvent, { type: 'request-e
   const lastRequest: LastRequest | null = r
     ? { turn: r.turn, startedAt: r.startedAt, endedAt: e.at, stopReason: e.stopReason, modelEvents: r.modelEvents, keepalives: r.keepalives }
     : s.lastRequest;
-  const base = { ...s, request: null, lastRequest };
+  const base = { ...s, request: null, lastRequest, resumedFrom: null };
   if (SUCCESS.has(e.stopReason)) {
     const lastStop = e.stopReason === 'length' ? { at: e.at, reason: 'length', error: e.errorMessage, limit: null } : s.lastStop;
     // A successful response ends the retry episode and any recovery (SPEC §2).

@@ -225,6 +225,11 @@ export class LoopDashRuntime {
     this.changed();
   }
 
+  /** A run starts: by loop-pi's follow-up message (sent while idle), its turn is that follow-up. */
+  onBeforeAgentStart(event: { messageType?: string; message?: PiMessage }): void {
+    if (event.messageType === 'custom' && event.message?.customType === FOLLOW_UP_MESSAGE_TYPE) this.apply({ type: 'follow-up-starts', at: this.now() });
+  }
+
   onMessageStart(event: { message: PiMessage }, ctx: PiContext): void {
     this.ctx = ctx;
     // The assistant message starts when the provider stream opens: transport, not a model event.
@@ -248,9 +253,12 @@ export class LoopDashRuntime {
     this.ctx = ctx;
     const m = event.message;
     // loop-pi's message after a ceiling abort (or an empty length stop) starts the next turn: a
-    // follow-up inside the retry episode, not a resume of the root.
+    // follow-up inside the retry episode, not a resume of the root. Sent while idle, it is seen at
+    // before_agent_start first; a queued one only here, after its turn started.
     if (m.role === 'custom' && m.customType === FOLLOW_UP_MESSAGE_TYPE) {
+      const before = this.tracker;
       this.apply({ type: 'follow-up', at: this.now() });
+      if (this.tracker !== before) this.changed();
       return;
     }
     if (m.role !== 'assistant') return;
