@@ -74,9 +74,13 @@ function captureConsole(logFile: string): () => void {
 
 /**
  * `noAnswerMs`: how long a request waits for its ack before its 'no-answer' outcome is journalled;
- * `followed`: told when that wait is over (tests).
+ * `signal`: ends those waits (the dashboard quits: they must not keep the process alive);
+ * `followed`: told when a wait is over (tests).
  */
-export function actionPort(clock: () => number, opts: { noAnswerMs?: number; followed?: (id: string, status: string) => void } = {}): ActionPort {
+export function actionPort(
+  clock: () => number,
+  opts: { noAnswerMs?: number; signal?: AbortSignal; followed?: (id: string, status: string) => void } = {},
+): ActionPort {
   return {
     async request(action, target) {
       // Never write into a local directory for a row another machine owns (the paths may even exist here).
@@ -97,7 +101,7 @@ export function actionPort(clock: () => number, opts: { noAnswerMs?: number; fol
         // what it acks; a request nobody answered gets its 'no-answer' line from here, after the
         // same 10 s the dashboard waits before saying so.
         if (!handle.reused) {
-          void followAction(handle, { timeoutMs: opts.noAnswerMs ?? NO_ANSWER_MS, now: clock, journal: 'no-answer' }).then(
+          void followAction(handle, { timeoutMs: opts.noAnswerMs ?? NO_ANSWER_MS, now: clock, journal: 'no-answer', ...(opts.signal ? { signal: opts.signal } : {}) }).then(
             (r) => opts.followed?.(handle.id, r.status),
             () => undefined,
           );
@@ -302,6 +306,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   const removeFaults = installFaultHooks();
   let code = 0;
   let instance: { unmount(err?: Error): void; waitUntilExit(): Promise<unknown> } | null = null;
+  const follows = new AbortController();
   // A signal before Ink is loaded ends the start there (see below); after, it unmounts Ink.
   let stopBeforeInk = false;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -358,7 +363,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     if (loaded && !stopBeforeInk) {
       const [{ render }, { appElement }] = loaded;
       instance = render(
-        appElement({ store: opts.store, clock, host, onKey, readOnly: opts.readOnly, actions: actionPort(clock), audit, incidentFields: readIncidentFields, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
+        appElement({ store: opts.store, clock, host, onKey, readOnly: opts.readOnly, actions: actionPort(clock, { signal: follows.signal }), audit, incidentFields: readIncidentFields, frame, snapshotCache, start, ...(opts.remote ? { remote: opts.remote } : {}) }),
         { exitOnCtrlC: true, patchConsole: false },
       );
       timing.mark('ink-mounted');
@@ -385,6 +390,9 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     }
     terminal.done();
     restoreConsole();
+    // Waits for acks still running end here (a request younger than 10 s gets no outcome line
+    // from this dashboard; its session's extension journals its own when it answers).
+    follows.abort();
     audit.stop();
     opts.remote?.stop();
     opts.store.setPrepare(null);
