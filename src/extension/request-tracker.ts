@@ -201,17 +201,14 @@ export function track(s: TrackerState, e: TrackerEvent): TrackerState {
     case 'request-start': {
       let episode = s.episode;
       let recovery = s.recovery;
+      // loop-pi's follow-up after a ceiling abort: the same episode runs on (its follow-ups cannot
+      // extend it), and it is not a resume of the root — episode and recovery stay as they are.
+      const followUp = s.state === 'stopped' && s.followUpPending;
       // pi's own retry: one more attempt in the same episode. A failure the tracker did not expect
       // pi to retry (pi's pattern list is its own) is known to have been retried when a request
       // starts before the run settled: a resume or the owner's next turn comes after the settle.
-      const followUp = s.state === 'stopped' && s.followUpPending;
       const piRetry = !followUp && episode !== null && (s.state === 'retry-wait' || (s.state === 'stopped' && s.runOpen && s.lastStop?.reason !== 'aborted'));
-      if (piRetry && episode) {
-        episode = { ...episode, attempts: episode.attempts + 1, nextRetryAt: null, nextRetryAtSource: null };
-      } else if (followUp) {
-        // loop-pi's follow-up after a ceiling abort: the same episode runs on (its follow-ups
-        // cannot extend it), and it is not a resume of the root.
-      }
+      if (piRetry && episode) episode = { ...episode, attempts: episode.attempts + 1, nextRetryAt: null, nextRetryAtSource: null };
       let resumedFrom: TrackerState['resumedFrom'] = null;
       if (!piRetry && !followUp && s.state === 'stopped') {
         // A new turn after the session stopped: a resume (or the owner taking over) resets the episode.
