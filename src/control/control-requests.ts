@@ -183,7 +183,8 @@ export interface SubmitResult {
   journalError: string | null;
 }
 
-function sameTarget(a: ControlTarget | null | undefined, b: ControlTarget | null | undefined): boolean {
+/** The same abort target (turn and start), or both none. */
+export function sameTarget(a: ControlTarget | null | undefined, b: ControlTarget | null | undefined): boolean {
   if (!a || !b) return !a && !b;
   return a.turn === b.turn && a.startedAt === b.startedAt;
 }

@@ -14,7 +14,8 @@ import path from 'node:path';
 import { checkpointSchema, REFRESHED_STATES, type Checkpoint } from '../contract/checkpoint.js';
 import type { ControlRequest } from '../contract/control.js';
 import { staleTargetReason } from '../extension/control-check.js';
-import { ControlInbox, type ActionOutcome } from '../extension/control-inbox.js';
+import { abortApplied, ControlInbox, disarmApplied, type ActionOutcome } from '../extension/control-inbox.js';
+import { holdEntry, holdSummary, restoreHold, startHold, HOLD_ENTRY_TYPE, type Hold } from '../extension/hold.js';
 import { homePaths, utcStamp } from '../contract/paths.js';
 import { entryLine, type DemoManifest, type DemoManifestSession } from './generate.js';
 import {
@@ -141,6 +142,8 @@ interface Actor {
   laneInfo: LaneInfo | null;
   /** Answers the owner's control requests, as the loop-dash extension in its pi would (null once ended). */
   inbox: ControlInbox | null;
+  /** The owner's hold, kept and persisted as the extension does (hold.ts). */
+  hold: Hold | null;
 }
 
 interface Receipt {
@@ -160,6 +163,7 @@ const TOOL_TURNS: readonly { name: string; args: Record<string, unknown>; result
 export function startSimulator(home: string, manifest: DemoManifest, opts: SimulatorOptions): Simulator {
   const clock = opts.clock;
   const intervalMs = Math.max(1, opts.intervalMs ?? 250);
+  const inboxPollEvery = Math.max(1, Math.round(1000 / intervalMs));
   const speed = opts.speed !== undefined && opts.speed > 0 ? opts.speed : 1;
   const splitRate = opts.splitRate ?? 0.2;
   const rng = mulberry32(opts.seed ?? 1);
@@ -361,7 +365,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
         req.keepalives += 1;
         a.lastKeepalive = t;
       }
-      if (t - a.lastCheckpointWrite >= CHECKPOINT_MAX_GAP_MS) saveCheckpoint(a, t);
+      // Written at least every 15 s by the tick's refresh.
       return;
     }
     const absolute = req.startedAt + limits.absoluteMs;
@@ -751,6 +755,8 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
         noteError(err);
       }
     }
+    // The inboxes' backstop poll, about once a second for all of them (their watches wake them sooner).
+    if (stats.ticks % inboxPollEvery === 0) for (const a of actors) a.inbox?.pollOnce();
     for (const r of receipts) stepReceipt(r, t);
     if (t >= nextIncidentAt) {
       occasionalIncident(t);
@@ -785,6 +791,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       root: null,
       laneInfo: null,
       inbox: null,
+      hold: null,
     };
   }
 
@@ -812,6 +819,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       const a = newActor({ name: s.name, session: s.session, role: s.role, cpFile: s.checkpoint, cp, file, fileExists: s.file !== null, initial: null });
       const tail = a.fileExists ? await readTail(file) : [];
       a.lastEntryId = lastEntryId(tail);
+      a.hold = restoreHold(tail as { type: string; customType?: string; data?: unknown }[]);
       a.turn = cp.request?.turn ?? tail.filter((e) => isAssistant(e)).length;
       const cont = lastCustom(tail, 'loop-continuation-state');
       a.armed = cont ? (cont as { armed?: unknown }).armed !== false : true;
@@ -916,6 +924,8 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
         if (err !== undefined) noteError(new Error(`${message}: ${err instanceof Error ? err.message : String(err)}`));
       },
       apply: (request) => ownerAction(a, request),
+      // No timer per session: the simulator's tick polls every inbox (see tick).
+      pollMs: null,
     });
     a.inbox.start();
   }
@@ -924,9 +934,11 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     const t = clock();
     const by = `${request.by.user}@${request.by.host}`;
     const reason = request.reason.length > 0 ? request.reason : null;
-    const hold = (action: 'abort' | 'disarm'): void => {
-      a.cp.held = { since: a.cp.held?.since ?? t, by, heldTurnStarts: a.cp.held?.heldTurnStarts ?? 0, action, reason } as Checkpoint['held'];
-      appendEntries(a, [{ at: t, body: { type: 'custom', customType: 'loop-dash-control', data: { held: true, by, reason, at: t, since: a.cp.held!.since, action, requestId: request.id } } }]);
+    // The hold as the extension keeps it: its summary in the checkpoint, its entry in the session.
+    const setHold = (hold: Hold | null): void => {
+      a.hold = hold;
+      a.cp.held = holdSummary(hold);
+      appendEntries(a, [{ at: t, body: { type: 'custom', customType: HOLD_ENTRY_TYPE, data: holdEntry(hold, t, by, reason, request.id) } }]);
     };
     switch (request.action) {
       case 'abort': {
@@ -947,25 +959,21 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
         a.endAt = null;
         a.cp.ownerAbort = { at: t, requestId: request.id };
         a.cp.recovery = null; // an owner abort is never resumed
-        hold('abort');
+        setHold(startHold(a.hold, t, by, reason, 'abort'));
         saveCheckpoint(a, t);
-        if (inFlight) return { status: 'applied', detail: `aborted turn ${inFlight.turn} after ${Math.round((t - inFlight.startedAt) / 1000)} s; the session is held until armed` };
-        if (retryWait) return { status: 'applied', detail: "no request was in flight; cancelled pi's pending retry; the session is held until armed" };
-        return { status: 'applied', detail: 'no request was in flight, nothing was cut; the session is held until armed' };
+        return abortApplied(inFlight, retryWait, t);
       }
       case 'disarm': {
-        const was = a.cp.held;
-        hold('disarm');
+        const since = a.hold?.since ?? a.cp.held?.since ?? null;
+        setHold(startHold(a.hold, t, by, reason, 'disarm'));
         saveCheckpoint(a, t);
-        if (was) return { status: 'applied', detail: `already held since ${iso(was.since)}; still held` };
-        return { status: 'applied', detail: 'held: automatic continuations and automatic messages wait until armed; the current request runs on' };
+        return disarmApplied(since);
       }
       case 'arm': {
-        const was = a.cp.held;
+        const was = a.hold ?? a.cp.held;
         const aborted = a.cp.ownerAbort !== null;
-        a.cp.held = null;
         a.cp.ownerAbort = null;
-        appendEntries(a, [{ at: t, body: { type: 'custom', customType: 'loop-dash-control', data: { held: false, by, reason, at: t, action: 'arm', requestId: request.id } } }]);
+        setHold(null);
         // What the owner cut or held goes on: a stopped or idle session gets its next turn soon.
         if (was && (a.cp.state === 'stopped' || a.cp.state === 'idle') && (aborted || a.cp.state === 'idle')) {
           a.cp.state = 'idle';

@@ -21,6 +21,19 @@ export interface ActionOutcome {
   detail: string;
 }
 
+/** An applied abort's answer: what it cut (the request in flight, or pi's pending retry), and that the session is held. */
+export function abortApplied(inFlight: { turn: number; startedAt: number } | null, retryWait: boolean, at: number): ActionOutcome {
+  if (inFlight) return { status: 'applied', detail: `aborted turn ${inFlight.turn} after ${Math.round((at - inFlight.startedAt) / 1000)} s; the session is held until armed` };
+  if (retryWait) return { status: 'applied', detail: "no request was in flight; cancelled pi's pending retry; the session is held until armed" };
+  return { status: 'applied', detail: 'no request was in flight, nothing was cut; the session is held until armed' };
+}
+
+/** An applied disarm's answer; `heldSince`: when the hold it found began, or null. */
+export function disarmApplied(heldSince: number | null): ActionOutcome {
+  if (heldSince !== null) return { status: 'applied', detail: `already held since ${new Date(heldSince).toISOString()}; still held` };
+  return { status: 'applied', detail: 'held: automatic continuations and automatic messages wait until armed; the current request runs on' };
+}
+
 /** Options of {@link ControlInbox}. */
 export interface ControlInboxOptions {
   /** `<home>/loop-dash/control/<session>`. */
@@ -32,8 +45,11 @@ export interface ControlInboxOptions {
   log: ExtensionLog;
   /** Applies a request that passed the file checks (the action decides stale targets). */
   apply: (request: ControlRequest) => ActionOutcome;
-  /** Backstop poll; default 1000 ms. */
-  pollMs?: number;
+  /**
+   * Backstop poll; default 1000 ms. null: no timer of its own — the owner calls `pollOnce()` from
+   * the clock it already has (the demo's many sessions share one).
+   */
+  pollMs?: number | null;
   /** The uid a request file must belong to; default this process's (null: not checked). */
   ownUid?: number | null;
 }
@@ -65,8 +81,10 @@ export class ControlInbox {
       this.opts.log(`cannot create the control directory ${this.opts.dir}; polling for it`, err);
     }
     this.watch();
-    this.poll = setInterval(() => this.tick(), this.opts.pollMs ?? 1000);
-    this.poll.unref();
+    if (this.opts.pollMs !== null) {
+      this.poll = setInterval(() => this.pollOnce(), this.opts.pollMs ?? 1000);
+      this.poll.unref();
+    }
     this.scan();
   }
 
@@ -86,7 +104,8 @@ export class ControlInbox {
     }
   }
 
-  private tick(): void {
+  /** One backstop poll: watch again if the watch was lost, and read the directory. */
+  pollOnce(): void {
     if (!this.watcher) this.watch();
     this.scan();
   }

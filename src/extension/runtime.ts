@@ -15,7 +15,7 @@ import { homePaths } from '../contract/paths.js';
 import { processStartIdentity } from '../readers/process-probe.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { staleTargetReason } from './control-check.js';
-import { ControlInbox, type ActionOutcome } from './control-inbox.js';
+import { abortApplied, ControlInbox, disarmApplied, type ActionOutcome } from './control-inbox.js';
 import { createExtensionLog, type ExtensionLog } from './extension-log.js';
 import {
   HOLD_ENTRY_TYPE,
@@ -340,12 +340,7 @@ export class LoopDashRuntime {
     // A pending retry is pi's own automatic restart: cancelling it cuts no request the owner did not see.
     if (inFlight || retryWait) ctx.abort();
     this.changed();
-    if (inFlight) {
-      const secs = Math.round((at - inFlight.startedAt) / 1000);
-      return { status: 'applied', detail: `aborted turn ${inFlight.turn} after ${secs} s; the session is held until armed` };
-    }
-    if (retryWait) return { status: 'applied', detail: "no request was in flight; cancelled pi's pending retry; the session is held until armed" };
-    return { status: 'applied', detail: 'no request was in flight, nothing was cut; the session is held until armed' };
+    return abortApplied(inFlight, retryWait, at);
   }
 
   private disarm(request: ControlRequest, by: string, reason: string | null): ActionOutcome {
@@ -353,8 +348,7 @@ export class LoopDashRuntime {
     this.hold = startHold(this.hold, this.now(), by, reason, 'disarm');
     this.persistHold(request.id);
     this.changed();
-    if (was) return { status: 'applied', detail: `already held since ${new Date(was.since).toISOString()}; still held` };
-    return { status: 'applied', detail: 'held: automatic continuations and automatic messages wait until armed; the current request runs on' };
+    return disarmApplied(was?.since ?? null);
   }
 
   private arm(request: ControlRequest, by: string, reason: string | null): ActionOutcome {
@@ -413,8 +407,7 @@ export class LoopDashRuntime {
     const age = this.now() - writer.lastWrite;
     // A request in flight, tools running or a retry awaited: a reader marks the checkpoint stale
     // past 20 s in these states (CONTRACT.md), so they are refreshed like a request in flight.
-    const busy = this.tracker.request !== null || REFRESHED_STATES.has(this.tracker.state);
-    const every = busy ? (this.opts.inFlightRefreshMs ?? 5000) : (this.opts.idleRefreshMs ?? 30_000);
+    const every = REFRESHED_STATES.has(this.tracker.state) ? (this.opts.inFlightRefreshMs ?? 5000) : (this.opts.idleRefreshMs ?? 30_000);
     if (age >= every) writer.writeNow();
   }
 

@@ -4,7 +4,7 @@
  * the owner's journal in the model.
  */
 import type { ControlAck, ControlAction, JournalEntry } from '../contract/control.js';
-import { targetFromCheckpoint, type ControlTarget } from '../control/index.js';
+import { sameTarget, targetFromCheckpoint } from '../control/index.js';
 import { formatRemaining } from '../model/clocks.js';
 import type { SessionView } from '../model/snapshot.js';
 import { formatClockTime } from './time-format.js';
@@ -111,8 +111,8 @@ export function confirmText(
 ): { title: string; facts: string[]; effect: string; refused?: string } {
   // An abort targets the request in flight when the key was pressed (`captured`), whatever runs
   // by the time of `y`: the owner never cuts a request they did not see (SPEC §4.2).
-  const req = action === 'abort' ? targetFromCheckpoint(captured) : targetFromCheckpoint(v);
   const live = targetFromCheckpoint(v);
+  const req = action === 'abort' ? targetFromCheckpoint(captured) : live;
   const moved = action === 'abort' && !sameTarget(req, live);
   const who = v.role === 'root' ? 'the root' : 'the lane';
   const facts = [
@@ -160,8 +160,4 @@ export function confirmText(
       return never;
     }
   }
-}
-
-function sameTarget(a: ControlTarget | null, b: ControlTarget | null): boolean {
-  return a === null || b === null ? a === b : a.turn === b.turn && a.startedAt === b.startedAt;
 }
