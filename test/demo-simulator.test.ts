@@ -198,6 +198,12 @@ test('speed brings the silent request’s cut closer, with times that stay consi
     const started = clock();
     // At 60× the 4 minutes left would take 4 s; speed 8 makes it 30 s of clock time (0.5 s).
     sim = startSimulator(manifest.home, manifest, { clock, intervalMs: 10, speed: 8 });
+    // Once ready, the silent request is already moved (what the demo's first frame shows): its
+    // ~4 min left are ~30 s, so its deadline is at least 3 min before the generated one.
+    await sim.ready();
+    const moved = readCheckpoint(silent.checkpoint!);
+    const movedDeadline = moved!.request!.lastModelEventAt! + 15 * MIN;
+    assert.ok(movedDeadline <= silent.expect.inactivityAt! - 3 * MIN, `ready: deadline ${silent.expect.inactivityAt! - movedDeadline} ms before the generated one`);
     const cp = await waitFor('the compressed cut', () => {
       const c = readCheckpoint(silent.checkpoint!);
       return c?.lastStop?.limit === 'inactivity' ? c : null;

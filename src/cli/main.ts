@@ -301,6 +301,8 @@ async function runDemo(opts: { dir?: string; readOnly: boolean; speed: number },
   const { startSimulator } = await import('../demo/simulator.js');
   const sim = startSimulator(home, manifest, { clock: io.now, speed: opts.speed });
   try {
+    // The first frame shows the story as the simulator runs it, not the generated times it moves.
+    await sim.ready();
     return await runDashboard({ store: createLiveStore([home]), homes: [home], readOnly: opts.readOnly });
   } finally {
     await sim.stop();

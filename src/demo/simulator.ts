@@ -82,6 +82,12 @@ export interface SimulatorStats {
 
 /** A running simulator. */
 export interface Simulator {
+  /**
+   * Resolves once the simulator has loaded the home and written what loading changes (the silent
+   * request moved closer to its cut at `speed` > 1): a dashboard opened after it never shows the
+   * generated times the first step replaces.
+   */
+  ready(): Promise<void>;
   /** Stop stepping, finish pending writes (no torn line is left behind), clear every timer. */
   stop(): Promise<void>;
   stats(): SimulatorStats;
@@ -186,7 +192,6 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
   const actors: Actor[] = [];
   const receipts: Receipt[] = [];
   const checkpoints = new Map<string, Checkpoint>();
-  let loaded = false;
   let stopped = false;
   let busy = false;
   let current: Promise<void> = Promise.resolve();
@@ -990,12 +995,13 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
   }
 
   // ---- the loop -----------------------------------------------------------------------------
+  // Loading starts at once, not at the first step, so that ready() does not wait an interval.
+  const loading = load().catch(noteError);
+  const ready = loading.then(() => Promise.all([...pending])).then(() => undefined);
+
   async function run(): Promise<void> {
     try {
-      if (!loaded) {
-        loaded = true;
-        await load();
-      }
+      await loading;
       if (!stopped) tick();
     } catch (err) {
       noteError(err);
@@ -1014,11 +1020,13 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
 
   let stopping: Promise<void> | null = null;
   return {
+    ready: () => ready,
     stop(): Promise<void> {
       stopping ??= (async () => {
         stopped = true;
         clearInterval(interval);
         intervalCleared = true;
+        await loading;
         await current;
         for (const a of actors) syncInbox(a);
         // Split lines are finished at once rather than after their pause.
