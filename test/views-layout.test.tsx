@@ -109,6 +109,19 @@ test('a resize re-lays the table out for the new width', async () => {
   await m.until((f) => titles(f).includes('MODEL'));
 });
 
+test('the columns stay where they are when the rows shown change: a filter moves none', async () => {
+  const m = mount(200, 30);
+  await m.until((f) => f.includes('ops-root') && f.includes('lane-a'));
+  const before = titles(m.frame());
+  m.stdin.write('/');
+  for (const ch of 'web') m.stdin.write(ch);
+  await m.until((f) => f.includes('web-root') && !f.includes('ops-root') && !f.includes('lane-a'));
+  const row = m.frame().split('\n').find((l) => l.includes('web-root'))!;
+  assert.equal(titles(m.frame()), before, 'the title line (every column’s place and width) is unchanged');
+  // The row’s cells sit under their titles: STATE starts where its title does.
+  assert.equal(row.indexOf('requesting'), before.indexOf('STATE'), `${before}\n${row}`);
+});
+
 test('NO_COLOR: no escape codes, states still told apart by text', async (t) => {
   const level = chalk.level;
   chalk.level = 1;

@@ -10,7 +10,7 @@ import { clipLine, lineText, windowLines } from '../src/views/line.js';
 import { footerLine } from '../src/views/footer-lines.js';
 import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
 import { treeRows, type TreeRow } from '../src/views/session-rows.js';
-import { layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached } from '../src/views/table-layout.js';
+import { COLUMN_HOLD_MS, ColumnWidths, layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached, type RowCells } from '../src/views/table-layout.js';
 import { ageText, countdownKey } from '../src/views/cells.js';
 import { displayWidth, fit, sanitize, takeWidth, truncate, wrapWords } from '../src/views/text.js';
 import { drawAxis } from '../src/views/timeline.js';
@@ -167,6 +167,39 @@ test('columns narrow in a fixed order and keep the essentials at 80', () => {
     tiny.columns.map((c) => c.id),
     ['name', 'state', 'inactivity', 'absolute', 'first', 'age'],
   );
+});
+
+test('held column widths: a column widens at once and narrows only after a minute unneeded, or at a resize', () => {
+  const snap = buildSnapshot(fixtureState(), NOW, { host: HOST });
+  const rows = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+  const cells = rows.map((r) => rowCells(r, NOW, false));
+  // One row's cells with wider texts: a state flagged stale, a countdown past the hour.
+  const wideCells = (c: RowCells): RowCells => ({ ...c, state: { ...c.state, text: 'requesting (stale)', compact: 'requesting*' }, first: { ...c.first, text: 'inact by 1:00:00', compact: 'inact+1:00:00' } });
+  const wider = cells.map((c, i) => (i === 0 ? wideCells(c) : c));
+  const widthsOf = (l: ReturnType<typeof layoutColumns>) => l.columns.map((c) => `${c.id}:${c.width}${c.compact ? 'c' : ''}`).join(' ');
+  const plainWide = widthsOf(layoutColumns(wider, 200));
+  const plainNarrow = widthsOf(layoutColumns(cells, 200));
+  assert.notEqual(plainWide, plainNarrow, 'without held widths the columns follow their cells');
+
+  const held = new ColumnWidths();
+  assert.equal(widthsOf(layoutColumns(cells, 200, held, NOW)), plainNarrow, 'the first layout is the cells\' own');
+  assert.equal(widthsOf(layoutColumns(wider, 200, held, NOW + 1_000)), plainWide, 'wider cells widen the columns at once');
+  assert.equal(widthsOf(layoutColumns(cells.slice(), 200, held, NOW + 1_000 + COLUMN_HOLD_MS - 1)), plainWide, 'narrower cells within the minute: the widths are kept');
+  assert.equal(widthsOf(layoutColumns(cells, 200, held, NOW + 1_000 + COLUMN_HOLD_MS)), plainNarrow, 'a minute unneeded: the columns narrow');
+
+  // At a width where the wide texts make the model column abbreviate, it stays abbreviated.
+  const fits = (l: ReturnType<typeof layoutColumns>) => 2 + l.columns.reduce((n, c) => n + c.width, 0) + l.columns.length - 1;
+  const edge = fits(layoutColumns(cells, 300)) + 1;
+  assert.ok(layoutColumns(wider, edge).columns.find((c) => c.id === 'model')!.compact, 'the wide texts abbreviate the model column at this width');
+  assert.ok(!layoutColumns(cells, edge).columns.find((c) => c.id === 'model')!.compact, 'the narrow ones do not');
+  const atEdge = new ColumnWidths();
+  layoutColumns(wider, edge, atEdge, NOW);
+  assert.ok(layoutColumns(cells, edge, atEdge, NOW + 1_000).columns.find((c) => c.id === 'model')!.compact, 'held: still abbreviated a second later');
+
+  // A resize starts again from the cells' own widths.
+  layoutColumns(wider, 200, held, NOW + 2 * COLUMN_HOLD_MS);
+  layoutColumns(wider, 199, held, NOW + 2 * COLUMN_HOLD_MS);
+  assert.equal(widthsOf(layoutColumns(cells, 200, held, NOW + 2 * COLUMN_HOLD_MS + 1)), plainNarrow, 'after a resize nothing is held');
 });
 
 test('stale checkpoints are marked in the row', () => {

@@ -16,6 +16,7 @@ import type { AuditResult } from '../model/audit.js';
 import type { ActionPort, AuditSource } from '../views/App.js';
 import { drawFirstFrame, envNoColor, prepareFrameSnapshot } from '../views/first-frame.js';
 import { readEarlyKeys } from '../views/early-keys.js';
+import type { ColumnWidths } from '../views/table-layout.js';
 import type { ViewState } from '../views/view-state.js';
 import { createSnapshotCache } from '../model/snapshot.js';
 import { readIncidentFields } from '../readers/incident-file.js';
@@ -242,7 +243,7 @@ async function firstFrameUntilInk(
   frame: FrameSink,
   stdin: NodeJS.ReadStream,
   onKey: () => void,
-): Promise<{ loaded: Awaited<ReturnType<typeof loadInk>> | null; start: { view: ViewState; keys: number } }> {
+): Promise<{ loaded: Awaited<ReturnType<typeof loadInk>> | null; start: { view: ViewState; keys: number; columnWidths: ColumnWidths } }> {
   const first = drawFirstFrame(input, frame);
   // Plain keys typed while Ink loads are handled by the first screen (Ink gets the rest).
   const early = stdin.isTTY === true ? readEarlyKeys(stdin, first, onKey) : null;
@@ -256,7 +257,7 @@ async function firstFrameUntilInk(
     early?.stop();
   }
   if (!loaded) loading.catch(() => undefined);
-  return { loaded, start: { view: first.view, keys: first.keys } };
+  return { loaded, start: { view: first.view, keys: first.keys, columnWidths: first.columnWidths } };
 }
 
 /** Runs the dashboard until the user quits; resolves to the exit code. */

@@ -20,6 +20,7 @@ import { ScreenView } from './line-view.js';
 import { createNextFrameChange } from './next-change.js';
 import type { FrameSink } from './terminal-frame.js';
 import { buildScreen, type OpenedIncident, type Screen, type ScreenLine } from './screen.js';
+import { ColumnWidths } from './table-layout.js';
 import { useClock } from './use-clock.js';
 import { initialViewState, viewReducer, visibleRowList, type KeyContext, type ViewState } from './view-state.js';
 
@@ -66,7 +67,7 @@ export interface AppProps {
   /** The snapshot cache to go on with (the one the first frame was drawn from, see first-frame.ts). */
   snapshotCache?: SnapshotCache;
   /** The view state and key count to go on from (keys handled before Ink loaded, see early-keys.ts). */
-  start?: { view: ViewState; keys: number };
+  start?: { view: ViewState; keys: number; columnWidths?: ColumnWidths };
   /** Told of every key read (the dashboard times its start's full collection by it: app/heap.ts). */
   onKey?: () => void;
 }
@@ -171,7 +172,8 @@ function Dashboard({ store, clock, tick = true, host, readOnly, actions, rows, c
       current = false;
     };
   }, [openRecord, incidentFields]);
-  const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits, opened });
+  const [columnWidths] = useState(() => start?.columnWidths ?? new ColumnWidths());
+  const screen: Screen = buildScreen({ snapshot, model, view, rows: treeRows, width: size.columns, height: size.rows, readOnly, noColor, audits, opened, columnWidths });
 
   // What a key needs, as of the latest render (Ink may deliver several keys before the next one).
   const keyCtx = useRef<KeyContext>({ roots: snapshot.roots, incidents: snapshot.incidents, now, ...screen.sizes });

@@ -22,6 +22,7 @@ import { mergeRemote } from '../remote/merge-remote.js';
 import type { RemoteFeedState } from '../remote/remote-feeds.js';
 import { timing } from '../app/timing.js';
 import { buildScreen } from './screen.js';
+import { ColumnWidths } from './table-layout.js';
 import type { FrameSink } from './terminal-frame.js';
 import { readKeypresses } from './keymap.js';
 import { initialViewState, viewReducer, visibleRowList, type KeyContext, type ViewState } from './view-state.js';
@@ -104,6 +105,8 @@ export class FirstScreen {
   view: ViewState = initialViewState();
   /** Keys handled (App's count goes on from it: the benchmark's frames carry it). */
   keys = 0;
+  /** The table's column widths so far (App goes on with them, so its first render moves none). */
+  readonly columnWidths = new ColumnWidths();
   private readonly snapshot: Snapshot;
   private ctx: KeyContext;
 
@@ -122,7 +125,7 @@ export class FirstScreen {
     const t0 = timing.enabled ? performance.now() : 0;
     const { input, snapshot, view } = this;
     const rows = visibleRowList(view, snapshot.roots);
-    const screen = buildScreen({ snapshot, model: input.model, view, rows, width: input.columns, height: input.rows, readOnly: input.readOnly, noColor: input.noColor, audits: input.audits });
+    const screen = buildScreen({ snapshot, model: input.model, view, rows, width: input.columns, height: input.rows, readOnly: input.readOnly, noColor: input.noColor, audits: input.audits, columnWidths: this.columnWidths });
     // App's key context takes `now` from its clock tick, which is the snapshot's instant here.
     this.ctx = { roots: snapshot.roots, incidents: snapshot.incidents, now: input.now, ...screen.sizes };
     if (timing.enabled) timing.rendered({ version: input.model.version, keys: this.keys, roots: snapshot.roots.length, populated: everyHomeRead(input.model), renderMs: performance.now() - t0 });

@@ -16,7 +16,7 @@ import { clipLine, fillLine, plainLine, span, windowLines, type Line, type Tone 
 import { confirmText, describeOutcome, FLASH_MS, outcomeOf, type Outcome } from './owner-actions.js';
 import type { RowSeq } from './row-list.js';
 import { findSession } from './session-rows.js';
-import { GUTTER, headerLine, layoutColumns, rowCellsCached, rowLineCached } from './table-layout.js';
+import { GUTTER, headerLine, layoutColumns, rowCellsCached, rowLineCached, type ColumnWidths } from './table-layout.js';
 import { wrapWords } from './text.js';
 import { cursorRowIndex, scrollTo, type KeyContext, type PendingAction, type ViewState } from './view-state.js';
 
@@ -43,6 +43,8 @@ export interface ScreenInput {
   audits?: readonly AuditResult[] | null;
   /** The fields read from an opened incident's file, and the record they were read for (App). */
   opened?: OpenedIncident | null;
+  /** The widths the main table's columns have had (the dashboard's); without, each frame's own. */
+  columnWidths?: ColumnWidths | null;
 }
 
 /** An incident's fields as read from its file when it was opened, with the record they belong to. */
@@ -132,7 +134,7 @@ function mainBody(input: ScreenInput, height: number, sizes: Screen['sizes']): S
     const top = scrollTo(view.tableTop, Math.max(0, cursor), capacity, rows.length);
     const shown = rows.slice(top, top + capacity);
     const cells = shown.map((r) => rowCellsCached(r, now, input.noColor));
-    const layout = layoutColumns(cells, width);
+    const layout = layoutColumns(cells, width, input.columnWidths ?? null, now);
     if (tableHeight > 1) out.push({ key: 'table-title', line: headerLine(layout) });
     shown.forEach((r, i) => out.push({ key: `row:${r.id}`, line: rowLineCached(cells[i]!, layout, top + i === cursor, input.noColor) }));
     const hidden = rows.length - shown.length;

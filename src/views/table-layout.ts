@@ -184,27 +184,73 @@ function naturalWidth(rows: readonly RowCells[], id: ColumnId, compact: boolean)
   return Math.min(w, MAX_WIDTH[id] ?? Number.POSITIVE_INFINITY);
 }
 
+/** How long a column keeps a width no row on screen needs any more before it narrows. */
+export const COLUMN_HOLD_MS = 60_000;
+
+/**
+ * The widths a table's columns have had, so that they do not follow their cells' text frame by
+ * frame: a column widens at once, and narrows only once nothing on screen has needed its width for
+ * {@link COLUMN_HOLD_MS} (by the snapshot's clock), or when the terminal's width changes. Without
+ * it, a countdown crossing the hour, a state gaining `(stale)` or a scroll moved every column to
+ * its right, and could abbreviate the model column and give it back a second later. One per
+ * dashboard: the first screen's is handed to App with its view state.
+ */
+export class ColumnWidths {
+  private terminalWidth = -1;
+  private readonly held = new Map<string, { width: number; neededAt: number }>();
+
+  /** When the layout last made would first narrow a column held wider than its cells need. */
+  narrowsAt = Number.POSITIVE_INFINITY;
+
+  /** Starts a layout for a terminal of `width` columns; nothing is held across a resize. */
+  begin(width: number): void {
+    this.narrowsAt = Number.POSITIVE_INFINITY;
+    if (width === this.terminalWidth) return;
+    this.terminalWidth = width;
+    this.held.clear();
+  }
+
+  /** The width to give a column whose cells now need `natural`, at `now`. */
+  hold(id: ColumnId, compact: boolean, natural: number, now: number): number {
+    const key = compact ? `${id}:c` : id;
+    const h = this.held.get(key);
+    if (h === undefined || natural >= h.width || now - h.neededAt >= COLUMN_HOLD_MS) {
+      this.held.set(key, { width: natural, neededAt: now });
+      return natural;
+    }
+    this.narrowsAt = Math.min(this.narrowsAt, h.neededAt + COLUMN_HOLD_MS);
+    return h.width;
+  }
+}
+
 /**
  * The last layout made, with the cells it was made for. Cells objects are never changed once made
  * (rowCellsCached hands the same object out while what it shows is the same), so the same cells
  * in the same width give the same layout: a frame redrawn for a change off the table (or in no
  * visible cell) lays nothing out again, and the rows' lines, memoised per layout, are kept too.
  */
-let lastLayout: { rows: readonly RowCells[]; width: number; layout: TableLayout } | null = null;
+let lastLayout: { rows: readonly RowCells[]; width: number; widths: ColumnWidths | null; narrowsAt: number; layout: TableLayout } | null = null;
 
-/** Lay out the columns for rows of cells in `width` terminal cells. */
-export function layoutColumns(rows: readonly RowCells[], width: number): TableLayout {
+/**
+ * Lay out the columns for rows of cells in `width` terminal cells. With `widths` (the dashboard's),
+ * each column keeps the widest width its cells needed in the last minute at `now` (a narrowing
+ * shows in the next frame drawn); without, each is as wide as the rows given need.
+ */
+export function layoutColumns(rows: readonly RowCells[], width: number, widths: ColumnWidths | null = null, now = 0): TableLayout {
   const m = lastLayout;
-  if (m && m.width === width && m.rows.length === rows.length && m.rows.every((r, i) => r === rows[i])) return m.layout;
-  const layout = computeLayout(rows, width);
-  lastLayout = { rows: rows.slice(), width, layout };
+  // Once a held width may narrow, the same cells are laid out again.
+  const same = m && m.width === width && m.widths === widths && now < m.narrowsAt;
+  if (same && m.rows.length === rows.length && m.rows.every((r, i) => r === rows[i])) return m.layout;
+  widths?.begin(width);
+  const layout = computeLayout(rows, width, widths === null ? naturalWidth : (r, id, compact) => widths.hold(id, compact, naturalWidth(r, id, compact), now));
+  lastLayout = { rows: rows.slice(), width, widths, narrowsAt: widths?.narrowsAt ?? Number.POSITIVE_INFINITY, layout };
   return layout;
 }
 
-function computeLayout(rows: readonly RowCells[], width: number): TableLayout {
+function computeLayout(rows: readonly RowCells[], width: number, wantWidth: typeof naturalWidth): TableLayout {
   // The home column only when some row has a home label (several homes or machines).
   const shown = COLUMNS.filter((id) => id !== 'home' || rows.some((r) => r.home.text !== ''));
-  let columns: LaidColumn[] = shown.map((id) => ({ id, width: naturalWidth(rows, id, false), compact: false }));
+  let columns: LaidColumn[] = shown.map((id) => ({ id, width: wantWidth(rows, id, false), compact: false }));
   const dropped: ColumnId[] = [];
   const avail = width - GUTTER;
   const total = () => columns.reduce((n, c) => n + c.width, 0) + GAP * Math.max(0, columns.length - 1);
@@ -213,7 +259,7 @@ function computeLayout(rows: readonly RowCells[], width: number): TableLayout {
     if (total() <= avail) break;
     const col = columns.find((c) => c.id === id)!;
     col.compact = true;
-    col.width = naturalWidth(rows, id, true);
+    col.width = wantWidth(rows, id, true);
   }
   const shrink = (limits: Partial<Record<ColumnId, number>>) => {
     for (const col of columns) {
@@ -234,7 +280,7 @@ function computeLayout(rows: readonly RowCells[], width: number): TableLayout {
   for (const id of ['name', 'model'] as const) {
     const col = columns.find((c) => c.id === id);
     if (!col) continue;
-    const want = naturalWidth(rows, id, col.compact);
+    const want = wantWidth(rows, id, col.compact);
     if (col.width < want) col.width = Math.min(want, col.width + Math.max(0, avail - total()));
   }
   return { columns, dropped };
