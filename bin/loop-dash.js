@@ -54,10 +54,36 @@ const fresh = (file) => {
 process.env.NODE_ENV ??= 'production';
 
 // `loop-dash incidents | head`: a reader that went away is not an error.
-process.stdout.on('error', (err) => {
-  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw err;
+// A terminal that went away (its window closed, the ssh connection dropped, `tmux kill-session`):
+// the process gets SIGHUP (the dashboard ends on it) and writes fail with EIO — a hangup, not a
+// crash: on EIO the process is sent SIGHUP itself. Node resets the terminal's mode as it exits and
+// aborts with a core dump if that fails, as it does on a terminal that is gone (node.cc
+// ResetStdio lets only EPERM through), so a descriptor of a terminal that no longer takes a write
+// is closed before: Node then leaves it alone.
+let hungUp = false;
+const onTerminalGone = () => {
+  if (hungUp) return;
+  hungUp = true;
+  process.kill(process.pid, 'SIGHUP');
+};
+// (A hung-up terminal is no longer a tty to isatty(): a write of nothing tells, EIO.)
+process.once('exit', () => {
+  const { closeSync, writeSync } = require('node:fs');
+  for (const fd of [0, 1, 2]) {
+    try {
+      writeSync(fd, '');
+    } catch (err) {
+      if (err.code === 'EIO') closeSync(fd);
+    }
+  }
 });
+const onStdioError = (err) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  if (err.code === 'EIO') return onTerminalGone();
+  throw err;
+};
+process.stdout.on('error', onStdioError);
+process.stderr.on('error', (err) => (err.code === 'EIO' || err.code === 'EPIPE' ? onTerminalGone() : onStdioError(err)));
 // The start runs with a larger V8 interrupt budget, so TurboFan compiles only what stays hot
 // (src/app/tiering.ts, which restores the default once the start's reads are done; its
 // START_INTERRUPT_BUDGET). Set before anything else is loaded; one given on the command line is kept.

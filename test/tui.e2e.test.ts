@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { controlRequestSchema } from '../src/contract/control.js';
@@ -88,4 +88,40 @@ test('the dashboard ticks, opens a detail pane, writes an abort for the row unde
   const stty = readFileSync(sttyFile, 'utf8');
   assert.match(stty, /(^|\s)icanon(\s|$)/, 'canonical mode restored');
   assert.match(stty, /(^|\s)echo(\s|$)/, 'echo restored');
+});
+
+test('a terminal that goes away (the window closed) ends the dashboard as a hangup: no EIO crash, no abort in Node’s exit', async (t) => {
+  assert.ok(tmuxAvailable(), 'tmux is installed (.ci/run installs it)');
+  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-hangup-'));
+  const home = path.join(base, 'home');
+  await generateHome(home, {
+    now: Date.now(),
+    livePid: process.pid,
+    livePidStart: processStartIdentity(process.pid),
+    deadPid: spawnSync(process.execPath, ['-e', '0']).pid!,
+    repoDir: path.join(base, 'repo'),
+  });
+  const errFile = path.join(base, 'stderr');
+  const endFile = path.join(base, 'ended');
+  // A parent that outlives the terminal to record how the dashboard ended: it ignores the hangup,
+  // and leaves its own descriptors of the gone terminal as the bin does, so its exit is quiet too.
+  const wrapper = path.join(base, 'wrapper.cjs');
+  writeFileSync(
+    wrapper,
+    `const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+process.on('SIGHUP', () => undefined);
+process.on('exit', () => { for (const fd of [0, 1, 2]) { try { fs.writeSync(fd, ''); } catch (e) { if (e.code === 'EIO') fs.closeSync(fd); } } });
+const child = spawn(${JSON.stringify(BIN)}, ['--home', ${JSON.stringify(home)}], { stdio: ['inherit', 'inherit', fs.openSync(${JSON.stringify(errFile)}, 'w')] });
+child.on('exit', (code, signal) => fs.writeFileSync(${JSON.stringify(endFile)}, JSON.stringify({ code, signal })));
+`,
+  );
+  const tty = startTmux(`sh -c 'PATH=${path.dirname(process.execPath)}:$PATH node ${wrapper}'`, { columns: 120, rows: 30, env: { CI: '0', TERM: 'xterm-256color', XDG_STATE_HOME: path.join(base, 'state') } });
+  t.after(() => tty.kill());
+  await tty.waitForText('docs-sweep', 'the first frame');
+  tty.kill();
+  const ended = JSON.parse(await waitFor(() => (existsSync(endFile) ? readFileSync(endFile, 'utf8') : null), 'the dashboard to end after its terminal closed', 10_000, 50)) as { code: number | null; signal: string | null };
+  const stderr = readFileSync(errFile, 'utf8');
+  assert.doesNotMatch(stderr, /EIO|Assertion failed|uncaught/, `stderr:\n${stderr}`);
+  assert.deepEqual(ended, { code: 129, signal: null }, 'ended as on SIGHUP, by its own exit');
 });
