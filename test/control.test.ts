@@ -34,6 +34,7 @@ import {
   runControlCommand,
   submitControlRequest,
   targetFromCheckpoint,
+  abortScope,
   writeFileAtomic,
   type ControlCommandIo,
   type ControlSessionLike,
@@ -451,6 +452,22 @@ test('the command finds sessions by id, unique prefix or name, through lanes, an
   assert.equal('session' in idFirst ? idFirst.session.session : null, 'bbbb', 'an id (or prefix) match wins over a name');
   assert.deepEqual(targetFromCheckpoint(rows[0]!), { turn: 3, startedAt: T0 - 192_000 });
   assert.equal(targetFromCheckpoint({ ...rows[0]!, checkpoint: { state: 'retry-wait', request: { turn: 3, startedAt: 1 } } }), null);
+});
+
+test('an abort while tools run targets the request that asked for them; in a retry wait it cancels the retry', () => {
+  const base: ControlSessionLike = { session: 'tttt', name: 'tooling', model: 'm', home: '/h', role: 'root', checkpoint: null };
+  const tools = { ...base, checkpoint: { state: 'tools', request: null, lastRequest: { turn: 4, startedAt: T0 - 65_000, endedAt: T0 - 5_000, stopReason: 'toolUse' } } };
+  assert.deepEqual(targetFromCheckpoint(tools), { turn: 4, startedAt: T0 - 65_000 });
+  assert.equal(abortScope(tools), 'tools');
+  assert.equal(targetFromCheckpoint({ ...base, checkpoint: { state: 'tools', request: null, lastRequest: { turn: 'x', startedAt: 1 } } }), null, 'a malformed lastRequest is no target');
+  assert.equal(targetFromCheckpoint({ ...base, checkpoint: { state: 'idle', request: null, lastRequest: { turn: 4, startedAt: 1 } } }), null, 'an ended request is a target only while its tools run');
+  const toolsText = describePlannedAction(tools, 'abort', targetFromCheckpoint(tools), T0);
+  assert.match(toolsText, /request  turn 4 ended \(started 1m 05s ago[^)]*\); its tools are running/);
+  assert.match(toolsText, /effect   stop the tools of this turn/);
+  const retry = { ...base, checkpoint: { state: 'retry-wait', request: null } };
+  assert.equal(abortScope(retry), 'retry');
+  assert.match(describePlannedAction(retry, 'abort', null, T0), /pi's retry of the failed one is pending[\s\S]*effect   cancel pi's pending retry/);
+  assert.equal(abortScope({ ...base, checkpoint: { state: 'idle', request: null } }), 'none');
 });
 
 test('the command refuses bad input with 2 and writes nothing', async () => {

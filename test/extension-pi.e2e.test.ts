@@ -334,6 +334,49 @@ test("loop-pi's follow-up after a ceiling abort: its turn is not counted as the 
   }
 });
 
+test('an owner abort stops the tools that run (no request follows them), and cancels the retry pi makes of a 429 that says "usage limit"', { timeout: 90_000 }, async () => {
+  const { home, cwd } = makeHome({ retry: { baseDelayMs: 4_000 } });
+  const pi = await PiProcess.start({ node, home, cwd, extensions: [PROVIDER, EXTENSION], model: MODEL });
+  try {
+    const session = ((await pi.request({ type: 'get_state' })).data as { sessionId: string }).sessionId;
+    await checkpointWhen(home, session, 'the first checkpoint', () => true);
+
+    // Two rounds of a 20 s tool: the abort aimed at the request that asked for the first ends the run.
+    let since = pi.cursor;
+    await pi.prompt('[[tool sec=20 rounds=2]] run tools');
+    const tools = await checkpointWhen(home, session, 'the tools running', (c) => c.state === 'tools');
+    assert.equal(tools.request, null, 'no request in flight while tools run');
+    const asked = (tools as Checkpoint & { lastRequest: { turn: number; startedAt: number } }).lastRequest;
+    const ack = await control(home, session, 'abort', { turn: asked.turn, startedAt: asked.startedAt });
+    assert.equal(ack.status, 'applied', ack.detail);
+    assert.match(ack.detail, new RegExp(`stopped the tools of turn ${asked.turn}`));
+    // Within 10 s, well before the 20 s sleep would end.
+    await pi.waitFor((r) => r.type === 'agent_settled', 10_000, 'the run to end after the abort', since);
+    // pi opens the next turn with its run already aborted: that request ends at once, aborted, and nothing follows.
+    const answers = pi.recordsOf('message_end', since).map((r) => r.message as PiRecord).filter((m) => m.role === 'assistant');
+    assert.deepEqual(answers.map((m) => m.stopReason), ['toolUse', 'aborted'], 'no request ran after the stopped tools');
+    const toolEnd = pi.recordsOf('tool_execution_end', since);
+    assert.equal(toolEnd.length, 1);
+    assert.match(JSON.stringify(toolEnd[0]!.result), /aborted/, 'the tool itself was cut');
+    const held = await checkpointWhen(home, session, 'held, not running tools', (c) => c.held !== null && c.state !== 'tools');
+    assert.equal((held.held as { action?: string }).action, 'abort');
+    assert.equal((await control(home, session, 'arm')).status, 'applied');
+
+    // A 429 pi retries (after 4 s): predicted as a retry wait, and the abort cancels that retry.
+    since = pi.cursor;
+    await pi.prompt('[[ratelimit times=3]] a per-minute limit');
+    const wait = await checkpointWhen(home, session, 'the retry wait', (c) => c.state === 'retry-wait');
+    assert.equal(wait.episode?.lastErrorClass, 'rate-limit');
+    const cancel = await control(home, session, 'abort', null);
+    assert.equal(cancel.status, 'applied', cancel.detail);
+    assert.match(cancel.detail, /cancelled pi's pending retry/);
+    await pi.waitFor((r) => r.type === 'agent_settled', 10_000, 'the run to end after the cancelled retry', since);
+    assert.equal(pi.recordsOf('turn_start', since).length, 1, 'pi made no retry');
+  } finally {
+    pi.kill('SIGKILL');
+  }
+});
+
 test('installed with install-extension: pi auto-discovers it after -e extensions; kill -9 leaves the checkpoint not ended with its pid gone', { timeout: 90_000 }, async () => {
   const { home, cwd } = makeHome({ retry: { baseDelayMs: 200 } });
   const installed = installExtension(home, { entry: EXTENSION });

@@ -20,7 +20,9 @@ import { ensureDir } from '../src/extension/atomic-file.js';
 import { CheckpointWriter } from '../src/extension/checkpoint-writer.js';
 import { checkRequestFile, requestIdFromName, staleTargetReason } from '../src/extension/control-check.js';
 import { ControlInbox } from '../src/extension/control-inbox.js';
-import { classifyError, likelyRetried } from '../src/extension/error-class.js';
+import { classifyError, piRetries } from '../src/extension/error-class.js';
+// pi's own decision, from the pi dev dependency (a plain module, loads on Node 20).
+import { isRetryableAssistantError } from '@earendil-works/pi-ai/utils/retry';
 import {
   holdContinuation,
   holdEntry,
@@ -96,14 +98,50 @@ test('error classes: quota before rate limit, owner-needing classes are not retr
   assert.equal(classifyError('read ECONNRESET'), 'network');
   assert.equal(classifyError('request timed out'), 'timeout');
   assert.equal(classifyError('weird'), 'other');
-  assert.equal(likelyRetried('server'), true);
-  assert.equal(likelyRetried('auth'), false);
-  // Phrases pi's own list retries (pi-ai's isRetryableAssistantError) or refuses to.
-  for (const m of ['Provider returned error', 'The upstream provider returned an error', 'other side closed', 'HTTP/2 stream failed', 'Our servers are currently busy', 'request to https://x.example/v1 failed, reason: ']) {
-    assert.equal(likelyRetried(classifyError(m)), true, `pi retries "${m}"`);
-  }
+  // A per-minute usage limit on a 429 is pi's to retry: a rate limit, not a quota.
+  assert.equal(classifyError('429 Too Many Requests: per-minute usage limit reached, retry shortly'), 'rate-limit');
+  assert.equal(classifyError('You have reached your usage limit for this plan'), 'quota');
   for (const m of ['GoUsageLimitError: limit reached', '429 {"code":"1308","message":"plan limit"}', 'subscription_sharing_usage_limit_exceeded']) {
     assert.equal(classifyError(m), 'quota', `pi does not retry "${m}": a quota`);
+  }
+});
+
+test('piRetries is pi’s own retry decision (pi-ai isRetryableAssistantError), message by message', () => {
+  const messages = [
+    '429 Too Many Requests: per-minute usage limit reached, retry shortly',
+    '429 insufficient_quota',
+    '503 Service Unavailable',
+    '401 Unauthorized',
+    'context_length_exceeded',
+    'read ECONNRESET',
+    'request timed out',
+    'weird',
+    'Provider returned error',
+    'The upstream provider returned an error',
+    'other side closed',
+    'HTTP/2 stream failed',
+    'Our servers are currently busy',
+    'request to https://x.example/v1 failed, reason: ',
+    'GoUsageLimitError: limit reached',
+    '429 {"code":"1308","message":"plan limit"}',
+    'subscription_sharing_usage_limit_exceeded',
+    'subscription_sharing_usage_unavailable',
+    'You have reached your usage limit for this plan',
+    'Monthly usage limit reached',
+    'request id 1429 failed',
+    'wrote 5030 bytes',
+    'Connection closed.',
+    'websocket connection limit reached',
+    'billing hard limit reached (429)',
+    'Content policy violation',
+    'Request was aborted',
+    'stream ended before message_stop',
+    'ResourceExhausted: quota',
+    '',
+  ];
+  for (const m of messages) {
+    const pi = isRetryableAssistantError({ stopReason: 'error', errorMessage: m } as Parameters<typeof isRetryableAssistantError>[0]);
+    assert.equal(piRetries(m), pi, `"${m}": pi ${pi ? 'retries' : 'does not retry'} it`);
   }
 });
 
@@ -649,6 +687,55 @@ test('runtime with a fake pi: checkpoint, hold of automatic turn starts, abort, 
     cp = checkpointSchema.parse(readJson(file));
     assert.equal(cp.state, 'ended');
     assert.deepEqual(rt.resources, { refreshTimer: false, controlWatch: false, checkpointWriter: false, livenessSocket: null }, 'every timer and watcher is stopped at shutdown');
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('runtime: an abort stops the tools of the request the owner saw, and any automatic work pi does with nothing in flight', () => {
+  const home = tmp('abort-scope');
+  try {
+    const f = fakePi();
+    const rt = registerLoopDash(f.pi, { home, pid: 777, host: 'box', pidStart: () => '99', controlPollMs: 10_000 });
+    f.emit('session_start', { reason: 'startup' });
+    const file = path.join(homePaths(home).checkpoints, 'sess-1.json');
+
+    // Tools of turn 1 run: the checkpoint names that request, and an abort aimed at it stops them.
+    f.setIdle(false);
+    f.emit('turn_start', { turnIndex: 0, timestamp: Date.now() });
+    f.emit('message_end', { message: { role: 'assistant', stopReason: 'toolUse' } });
+    f.emit('tool_execution_start', { toolName: 'bash' });
+    const cp = checkpointSchema.parse(readJson(file)) as Record<string, any>;
+    assert.equal(cp.state, 'tools');
+    assert.equal(cp.request, null);
+    const asked = { turn: cp.lastRequest.turn, startedAt: cp.lastRequest.startedAt };
+    assert.equal(rt.applyControl(controlRequest('abort')).status, 'stale-target', 'no target while tools run: the owner did not see them');
+    assert.equal(rt.applyControl(controlRequest('abort', { target: { ...asked, turn: asked.turn + 1 } })).status, 'stale-target');
+    assert.equal(f.calls.abort, 0, 'a stale target cuts nothing');
+    const stopped = rt.applyControl(controlRequest('abort', { target: asked }));
+    assert.equal(stopped.status, 'applied');
+    assert.match(stopped.detail, /stopped the tools of turn 1; no request follows them; the session is held/);
+    assert.equal(f.calls.abort, 1, 'the tools are cut with ctx.abort()');
+    f.emit('agent_settled', { aborted: true });
+    f.setIdle(true);
+    rt.applyControl(controlRequest('arm'));
+
+    // A failure pi retries though nothing here predicted it: the checkpoint says stopped, pi is busy.
+    f.setIdle(false);
+    f.emit('turn_start', { turnIndex: 1, timestamp: Date.now() });
+    f.emit('message_end', { message: { role: 'assistant', stopReason: 'error', errorMessage: 'a failure in words nobody lists' } });
+    assert.equal(rt.state.state, 'stopped');
+    const automatic = rt.applyControl(controlRequest('abort'));
+    assert.match(automatic.detail, /cancelled what pi was still running by itself/);
+    assert.equal(f.calls.abort, 2, 'pi busy with nothing in flight: its automatic work is cut');
+    f.emit('agent_settled', { aborted: true });
+    f.setIdle(true);
+    rt.applyControl(controlRequest('arm'));
+
+    // Idle: nothing is cut, the session is only held.
+    const none = rt.applyControl(controlRequest('abort'));
+    assert.match(none.detail, /nothing was cut/);
+    assert.equal(f.calls.abort, 2);
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }

@@ -11,6 +11,7 @@ import { KEYMAP } from '../src/views/keymap.js';
 import { NO_CONSUMER_TEXT } from '../src/views/owner-actions.js';
 import { initialModelState } from '../src/model/reducer.js';
 import type { IncidentFields, IncidentRecord, ReaderEvent } from '../src/model/types.js';
+import type { Checkpoint } from '../src/contract/checkpoint.js';
 import { clock, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, recordingPort, recordingSink, requesting, stripAnsi, testStore, waitFor } from './views-fixtures.js';
 
 const MIN = 60_000;
@@ -153,6 +154,28 @@ test('x on a row with no request in flight says it will only hold', async () => 
   await until((f) => f.split('\n').some((l) => l.startsWith('›') && l.includes('ops-root')));
   r.stdin.write('x');
   await until((f) => f.includes('No request is in flight: this cuts nothing and will only hold'));
+});
+
+test('x while tools run names the request that asked for them and says the abort stops them; in a retry wait, that it cancels the retry', async () => {
+  const port = recordingPort({ id: 'req-t' });
+  const { r, until, store, frame } = setup({ port });
+  await until((f) => f.includes('ops-root'));
+  const lastRequest = { turn: 7, startedAt: NOW - 723_000, endedAt: NOW - 20_000, stopReason: 'toolUse', modelEvents: 120, keepalives: 3 };
+  store.push([cpEvent(requesting(ID.api, 14 * MIN, { state: 'tools', request: null, lastRequest } as Partial<Checkpoint>))]);
+  await until((f) => /api-root\s.*tools/.test(f));
+  r.stdin.write('x');
+  await until((f) => f.includes('Owner-abort api-root?'));
+  const f = frame().replace(/\n│ /g, ' ');
+  assert.ok(f.includes('request  turn 7, started 12:03 ago') && f.includes('ended, its tools are running'), f);
+  assert.match(f, /This will stop the tools turn 7 asked for \(unless a later request has started\) and hold the root: no request follows them/);
+  r.stdin.write('y');
+  await until(() => port.calls.length === 1);
+  assert.deepEqual((port.calls[0]!.target.checkpoint as { lastRequest?: unknown }).lastRequest, lastRequest, 'the target is the request whose tools run');
+
+  store.push([cpEvent(requesting(ID.api, 14 * MIN, { state: 'retry-wait', request: null }))]);
+  await until((f) => /api-root\s.*retry-wait/.test(f) && !f.includes('Owner-abort'));
+  r.stdin.write('x');
+  await until((f) => f.includes("No request is in flight: this cancels pi's pending retry and holds the root"));
 });
 
 test('y sends the request, then the flash follows the ack', async () => {

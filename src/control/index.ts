@@ -118,7 +118,7 @@ export interface ControlSessionLike {
   model: string | null;
   home: string;
   role: 'root' | 'lane';
-  checkpoint?: { state?: string; request?: { turn: number; startedAt: number } | null } | null;
+  checkpoint?: { state?: string; request?: { turn: number; startedAt: number } | null; lastRequest?: unknown } | null;
   lanes?: readonly ControlSessionLike[];
 }
 
@@ -187,9 +187,29 @@ export function findSession(rows: readonly ControlSessionLike[], query: string):
 /** The abort target: the request in flight according to the checkpoint, or null. */
 export function targetFromCheckpoint(s: ControlSessionLike): ControlTarget | null {
   const cp = s.checkpoint;
-  if (!cp?.request) return null;
-  if (cp.state !== undefined && cp.state !== 'requesting' && cp.state !== 'tools') return null;
-  return { turn: cp.request.turn, startedAt: cp.request.startedAt };
+  if (!cp) return null;
+  if (cp.request && (cp.state === undefined || cp.state === 'requesting' || cp.state === 'tools')) return { turn: cp.request.turn, startedAt: cp.request.startedAt };
+  // Tools running: the request that asked for them (the checkpoint's `lastRequest`) is the target.
+  if (cp.state === 'tools') return requestRef(cp.lastRequest);
+  return null;
+}
+
+/** `{turn, startedAt}` of a checkpoint's `lastRequest` (an extra field, so checked here), or null. */
+function requestRef(value: unknown): ControlTarget | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { turn, startedAt } = value as { turn?: unknown; startedAt?: unknown };
+  return Number.isInteger(turn) && (turn as number) >= 0 && Number.isFinite(startedAt) ? { turn: turn as number, startedAt: startedAt as number } : null;
+}
+
+/**
+ * What an abort of this session would stop, as its checkpoint shows it: the request in flight,
+ * the tools of the last request, pi's pending retry, or nothing (it then only holds).
+ */
+export type AbortScope = 'request' | 'tools' | 'retry' | 'none';
+export function abortScope(s: ControlSessionLike): AbortScope {
+  const state = s.checkpoint?.state;
+  if (targetFromCheckpoint(s)) return state === 'tools' ? 'tools' : 'request';
+  return state === 'retry-wait' ? 'retry' : 'none';
 }
 
 /** ISO-8601 for an epoch-ms time, or the raw number when it is outside Date's range. */
@@ -222,11 +242,18 @@ export function describePlannedAction(s: ControlSessionLike, action: ControlActi
   ];
   let effect = EFFECT[action];
   if (action === 'abort') {
-    if (target) {
+    const scope = abortScope(s);
+    if (target && scope === 'tools') {
+      lines.push(`  request  turn ${target.turn} ended (started ${formatAge(now - target.startedAt)} ago, ${iso(target.startedAt)}); its tools are running`);
+      effect = 'stop the tools of this turn (only if no later request has started), then hold the session: no request follows them, nothing restarts it until you arm it';
+    } else if (target) {
       lines.push(`  request  turn ${target.turn}, running for ${formatAge(now - target.startedAt)} (since ${iso(target.startedAt)})`);
+    } else if (scope === 'retry') {
+      lines.push("  request  none in flight; pi's retry of the failed one is pending");
+      effect = "cancel pi's pending retry, then hold the session: nothing restarts it until you arm it";
     } else {
       lines.push('  request  none in flight');
-      effect = 'nothing is cut (no request in flight); the session is held: nothing restarts it until you arm it';
+      effect = 'nothing is cut (no request in flight); the session is held, and a retry pi may still have pending is cancelled: nothing restarts it until you arm it';
     }
   }
   lines.push(`  effect   ${effect}`);

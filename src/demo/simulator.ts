@@ -488,6 +488,8 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     if (a.laneInfo) a.laneInfo.turnsLeft -= 1;
     a.cp.state = 'tools';
     a.cp.request = null;
+    // As the extension writes it: the request that asked for the tools (an abort's target now).
+    Object.assign(a.cp, { lastRequest: { turn: req.turn, startedAt: req.startedAt, endedAt: t, stopReason: 'toolUse', modelEvents: req.modelEvents, keepalives: req.keepalives } });
     a.endAt = null;
     a.toolsUntil = t + (3 * SEC + rng() * 12 * SEC) / speed;
     saveCheckpoint(a, t);
@@ -948,14 +950,23 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     switch (request.action) {
       case 'abort': {
         const inFlight = a.cp.state === 'requesting' ? a.cp.request : null;
-        const stale = staleTargetReason(request.target, inFlight);
+        const tools = a.cp.state === 'tools' ? ((a.cp as { lastRequest?: { turn: number; startedAt: number } }).lastRequest ?? null) : null;
+        const stale = staleTargetReason(request.target, inFlight ?? (tools ? { ...tools, tools: true } : null));
         if (stale) return { status: 'stale-target', detail: `${stale}; nothing was cut` };
         const retryWait = a.cp.state === 'retry-wait';
         if (inFlight) {
           appendEntries(a, assistant(a, t, inFlight.startedAt, { stopReason: 'aborted', errorMessage: 'Request was aborted' }).specs);
           a.cp.lastStop = { at: t, reason: 'aborted', error: 'Request was aborted', limit: 'owner' };
         }
-        if (inFlight || retryWait) {
+        if (tools && a.pendingTool) {
+          // pi ends an aborted tool call with an error result, and no request follows it.
+          const { callId, name } = a.pendingTool;
+          appendEntries(a, [{ at: t, body: { type: 'message', message: { role: 'toolResult', toolCallId: callId, toolName: name, content: [{ type: 'text', text: 'Operation aborted' }], isError: true, timestamp: t } } }]);
+          a.pendingTool = null;
+          a.toolsUntil = null;
+          a.cp.lastStop = { at: t, reason: 'aborted', error: 'Operation aborted', limit: 'owner' };
+        }
+        if (inFlight || tools || retryWait) {
           a.cp.state = 'stopped';
           a.cp.request = null;
           if (a.cp.episode) a.cp.episode.nextRetryAt = null;
@@ -966,7 +977,8 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
         a.cp.recovery = null; // an owner abort is never resumed
         setHold(startHold(a.hold, t, by, reason, 'abort'));
         saveCheckpoint(a, t);
-        return abortApplied(inFlight, retryWait, t);
+        const ran = inFlight ?? tools;
+        return abortApplied(ran ? { kind: inFlight ? 'request' : 'tools', turn: ran.turn, startedAt: ran.startedAt } : { kind: retryWait ? 'retry' : 'none' }, t);
       }
       case 'disarm': {
         const since = a.hold?.since ?? a.cp.held?.since ?? null;

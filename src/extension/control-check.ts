@@ -91,17 +91,19 @@ export function checkRequestFile(input: {
 }
 
 /**
- * For an abort: null when its target is the request in flight (or it has no target and nothing
- * is in flight); otherwise why it is stale. The owner must never cut a request they did not see.
+ * For an abort: null when its target is what runs — the request in flight, or, while tools run,
+ * the request that asked for them (`running.tools`) — or it has no target and nothing runs;
+ * otherwise why it is stale. The owner must never cut a request they did not see.
  */
-export function staleTargetReason(target: ControlRequest['target'], inFlight: CheckpointRequest | null): string | null {
+export function staleTargetReason(target: ControlRequest['target'], running: { turn: number; startedAt: number; tools?: boolean } | null): string | null {
+  const what = running?.tools ? 'the one whose tools are running' : 'the one in flight';
   if (target) {
-    if (!inFlight) return `the targeted request (turn ${target.turn}) has already ended; nothing is in flight`;
-    if (inFlight.turn !== target.turn || inFlight.startedAt !== target.startedAt) {
-      return `the targeted request (turn ${target.turn}, started ${new Date(target.startedAt).toISOString()}) is not the one in flight (turn ${inFlight.turn}, started ${new Date(inFlight.startedAt).toISOString()})`;
+    if (!running) return `the targeted request (turn ${target.turn}) has already ended; nothing is in flight`;
+    if (running.turn !== target.turn || running.startedAt !== target.startedAt) {
+      return `the targeted request (turn ${target.turn}, started ${new Date(target.startedAt).toISOString()}) is not ${what} (turn ${running.turn}, started ${new Date(running.startedAt).toISOString()})`;
     }
     return null;
   }
-  if (inFlight) return `the request named no target, but turn ${inFlight.turn} is now in flight (started after the owner looked)`;
+  if (running) return `the request named no target, but turn ${running.turn} is now ${running.tools ? 'running tools' : 'in flight'} (started after the owner looked)`;
   return null;
 }

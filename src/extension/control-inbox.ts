@@ -21,12 +21,34 @@ export interface ActionOutcome {
   detail: string;
 }
 
-/** An applied abort's answer: what it cut (the request in flight, or pi's pending retry), and that the session is held. */
-export function abortApplied(inFlight: { turn: number; startedAt: number } | null, retryWait: boolean, at: number): ActionOutcome {
-  if (inFlight) return { status: 'applied', detail: `aborted turn ${inFlight.turn} after ${Math.round((at - inFlight.startedAt) / 1000)} s; the session is held until armed` };
-  if (retryWait) return { status: 'applied', detail: "no request was in flight; cancelled pi's pending retry; the session is held until armed" };
-  return { status: 'applied', detail: 'no request was in flight, nothing was cut; the session is held until armed' };
+/** An applied abort's answer: what it cut ({@link AbortCut}), and that the session is held. */
+export function abortApplied(cut: AbortCut, at: number): ActionOutcome {
+  const held = 'the session is held until armed';
+  switch (cut.kind) {
+    case 'request':
+      return { status: 'applied', detail: `aborted turn ${cut.turn} after ${Math.round((at - cut.startedAt) / 1000)} s; ${held}` };
+    case 'tools':
+      return { status: 'applied', detail: `stopped the tools of turn ${cut.turn}; no request follows them; ${held}` };
+    case 'retry':
+      return { status: 'applied', detail: `no request was in flight; cancelled pi's pending retry; ${held}` };
+    case 'automatic':
+      return { status: 'applied', detail: `no request was in flight; cancelled what pi was still running by itself (a retry or a queued turn); ${held}` };
+    case 'none':
+      return { status: 'applied', detail: `no request was in flight, nothing was cut; ${held}` };
+    default: {
+      const never: never = cut;
+      return never;
+    }
+  }
 }
+
+/**
+ * What an applied abort cut: the request in flight, the tools a request asked for, pi's pending
+ * retry (predicted), whatever pi still ran by itself with nothing in flight, or nothing.
+ */
+export type AbortCut =
+  | { kind: 'request' | 'tools'; turn: number; startedAt: number }
+  | { kind: 'retry' | 'automatic' | 'none' };
 
 /** An applied disarm's answer; `heldSince`: when the hold it found began, or null. */
 export function disarmApplied(heldSince: number | null): ActionOutcome {

@@ -17,7 +17,7 @@ import type {
   CheckpointState,
 } from '../contract/checkpoint.js';
 import { DEFAULT_EPISODE_MS, EPISODE_ATTEMPT_CAP, piRetryDelayMs } from '../model/limits.js';
-import { classifyError, likelyRetried, type ErrorClass } from './error-class.js';
+import { classifyError, piRetries, type ErrorClass } from './error-class.js';
 import type { StreamActivity } from './stream-activity.js';
 
 /** What does not change during a session: who and where the process is. */
@@ -313,7 +313,7 @@ function endRequest(s: TrackerState, e: Extract<TrackerEvent, { type: 'request-e
   // first when it is exhausted: its attempts used up, or its time (SPEC §2: the active work is
   // aborted and nothing automatic restarts that request).
   const exhausted = episodeExhausted(episode, s, e.at);
-  const willRetry = s.retry.enabled && episode.attempts <= s.retry.maxRetries && !exhausted && likelyRetried(cls) && !s.ownerAbortPending;
+  const willRetry = s.retry.enabled && episode.attempts <= s.retry.maxRetries && !exhausted && cls !== 'context-length' && piRetries(e.errorMessage) && !s.ownerAbortPending;
   if (willRetry) {
     // loop-pi holds a 429's wait to at least rateLimitDelayMs (plus up to half again at random):
     // the earliest the retry can come.

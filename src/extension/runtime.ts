@@ -15,7 +15,7 @@ import { homePaths } from '../contract/paths.js';
 import { processStartIdentity } from '../readers/process-probe.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { staleTargetReason } from './control-check.js';
-import { abortApplied, ControlInbox, disarmApplied, type ActionOutcome } from './control-inbox.js';
+import { abortApplied, ControlInbox, disarmApplied, type AbortCut, type ActionOutcome } from './control-inbox.js';
 import { createExtensionLog, type ExtensionLog } from './extension-log.js';
 import {
   HOLD_ENTRY_TYPE,
@@ -326,21 +326,36 @@ export class LoopDashRuntime {
   }
 
   private abort(request: ControlRequest, by: string, reason: string | null): ActionOutcome {
-    const inFlight = this.tracker.request;
-    const stale = staleTargetReason(request.target, inFlight);
+    const t = this.tracker;
+    const inFlight = t.request;
+    // What the owner can have seen running: the request in flight, or the one whose tools run.
+    const tools = !inFlight && t.state === 'tools' ? t.lastRequest : null;
+    const running = inFlight ?? (tools ? { turn: tools.turn, startedAt: tools.startedAt, tools: true } : null);
+    const stale = staleTargetReason(request.target, running);
     if (stale) return { status: 'stale-target', detail: `${stale}; nothing was cut` };
     const ctx = this.ctx;
     if (!ctx) return { status: 'refused', detail: 'the session is shutting down; nothing was done' };
     const at = this.now();
-    const retryWait = this.tracker.state === 'retry-wait';
+    // With nothing in flight and no tools running, pi may still be busy by itself: a retry it
+    // scheduled (predicted here as retry-wait, or one the error's wording did not predict), a
+    // compaction's retry, a queued turn. Each is an automatic restart, which the hold is for.
+    const cut: AbortCut = inFlight
+      ? { kind: 'request', turn: inFlight.turn, startedAt: inFlight.startedAt }
+      : tools
+        ? { kind: 'tools', turn: tools.turn, startedAt: tools.startedAt }
+        : t.state === 'retry-wait'
+          ? { kind: 'retry' }
+          : !ctx.isIdle()
+            ? { kind: 'automatic' }
+            : { kind: 'none' };
     // Record the owner's abort before cutting, so the request's end is attributed to the owner.
     this.apply({ type: 'owner-abort', at, requestId: request.id, cutRequest: inFlight !== null });
     this.hold = startHold(this.hold, at, by, reason, 'abort');
     this.persistHold(request.id);
-    // A pending retry is pi's own automatic restart: cancelling it cuts no request the owner did not see.
-    if (inFlight || retryWait) ctx.abort();
+    // pi's ctx.abort() ends the agent run whatever it is doing: the request, the tools, a retry's wait.
+    if (cut.kind !== 'none') ctx.abort();
     this.changed();
-    return abortApplied(inFlight, retryWait, at);
+    return abortApplied(cut, at);
   }
 
   private disarm(request: ControlRequest, by: string, reason: string | null): ActionOutcome {

@@ -4,7 +4,7 @@
  * the owner's journal in the model.
  */
 import type { ControlAck, ControlAction, JournalEntry } from '../contract/control.js';
-import { sameTarget, targetFromCheckpoint } from '../control/index.js';
+import { abortScope, sameTarget, targetFromCheckpoint } from '../control/index.js';
 import { formatRemaining } from '../model/clocks.js';
 import type { SessionView } from '../model/snapshot.js';
 import { formatClockTime } from './time-format.js';
@@ -114,12 +114,16 @@ export function confirmText(
   const live = targetFromCheckpoint(v);
   const req = action === 'abort' ? targetFromCheckpoint(captured) : live;
   const moved = action === 'abort' && !sameTarget(req, live);
+  // What the abort stops, as seen when x was pressed.
+  const scope = abortScope(captured);
   const who = v.role === 'root' ? 'the root' : 'the lane';
   const facts = [
     `session  ${v.session}`,
     `name     ${v.name}${v.role === 'lane' ? ' (lane)' : ''}`,
     `model    ${v.model ?? 'unknown'}`,
-    req ? `request  turn ${req.turn}, started ${formatRemaining(now - req.startedAt)} ago (${formatClockTime(req.startedAt, now)})` : 'request  none in flight',
+    req
+      ? `request  turn ${req.turn}, started ${formatRemaining(now - req.startedAt)} ago (${formatClockTime(req.startedAt, now)})${scope === 'tools' ? '; ended, its tools are running' : ''}`
+      : `request  none in flight${scope === 'retry' ? "; pi's retry of the failed one is pending" : ''}`,
     ...(moved ? [`now      ${live ? `turn ${live.turn} is in flight, started ${formatRemaining(now - live.startedAt)} ago` : 'that request has ended; none is in flight'} — CHANGED since you pressed x`] : []),
     `state    ${v.state}${v.armed === false ? ', disarmed' : v.armed === true ? ', armed' : ''}${v.held && v.state !== 'held' ? ', held' : ''}`,
   ];
@@ -137,9 +141,13 @@ export function confirmText(
         facts,
         effect: moved
           ? `The session moved on since you pressed x: y still sends the abort for what you saw (${req ? `turn ${req.turn}` : 'no request in flight'}), which the session will refuse, cutting and holding nothing. Press any other key, then x again, to act on what runs now.`
-          : req
-            ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(now - req.startedAt)} ago) and hold ${who}; nothing restarts it until you arm it.`
-            : `No request is in flight: this cuts nothing and will only hold ${who}; nothing restarts it until you arm it.`,
+          : req && scope === 'tools'
+            ? `This will stop the tools turn ${req.turn} asked for (unless a later request has started) and hold ${who}: no request follows them, nothing restarts it until you arm it.`
+            : req
+              ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(now - req.startedAt)} ago) and hold ${who}; nothing restarts it until you arm it.`
+              : scope === 'retry'
+                ? `No request is in flight: this cancels pi's pending retry and holds ${who}; nothing restarts it until you arm it.`
+                : `No request is in flight: this cuts nothing and will only hold ${who} (a retry pi may still have pending is cancelled); nothing restarts it until you arm it.`,
       };
     case 'disarm':
       return {
