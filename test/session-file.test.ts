@@ -458,6 +458,12 @@ test('foldSessionEntry is pure and keeps a bounded history', () => {
   const bad = parseSessionEntry({ type: 'model_change', provider: 'p' });
   assert.equal(bad.ok, false);
   assert.match(bad.ok ? '' : bad.error, /modelId/);
+  // SPEC §3.1: a custom_message's details are optional, and a custom entry may carry no data.
+  const noDetails = parseSessionEntry({ type: 'custom_message', customType: 'note', content: 'hello', display: true, timestamp: '2026-12-07T12:00:00.000Z' });
+  assert.ok(noDetails.ok, noDetails.ok ? '' : noDetails.error);
+  const noData = parseSessionEntry({ type: 'custom', customType: 'marker' });
+  assert.ok(noData.ok, noData.ok ? '' : noData.error);
+  assert.equal(parseSessionEntry({ type: 'custom_message', content: 'no type' }).ok, false, 'customType is still required');
 });
 
 const normalise = (facts: SessionFileFacts): Partial<SessionFileFacts> => {

@@ -74,12 +74,13 @@ export const assistantMessageSchema = z.looseObject({
   loopPiRecovery: loopPiRecoverySchema.nullish(),
 });
 
-const customEntrySchema = z.looseObject({ type: z.literal('custom'), customType: str, data: z.unknown() });
+const customEntrySchema = z.looseObject({ type: z.literal('custom'), customType: str, data: z.unknown().optional() });
 const customMessageEntrySchema = z.looseObject({
   type: z.literal('custom_message'),
   customType: str,
   content: z.unknown(),
-  details: z.unknown(),
+  // Optional in pi's format (SPEC §3.1: `details?`); zod 4 makes an unknown() key required.
+  details: z.unknown().optional(),
 });
 const modelChangeEntrySchema = z.looseObject({ type: z.literal('model_change'), provider: str.nullish(), modelId: str });
 const thinkingEntrySchema = z.looseObject({ type: z.literal('thinking_level_change'), thinkingLevel: str });
