@@ -14,6 +14,7 @@ import {
 import { homePaths } from '../src/contract/paths.js';
 import { actionPort } from '../src/app/run-dashboard.js';
 import type { SessionView } from '../src/model/snapshot.js';
+import { journalActions } from '../src/views/owner-actions.js';
 import {
   ackPathFor,
   appendLineDurable,
@@ -335,25 +336,46 @@ test('awaitAck returns applied when the consumer acks, woken by the directory wa
   assert.equal(outcome?.id, r.id);
 });
 
-test("the dashboard's action port journals 'no-answer' for a request nobody answered, and nothing of its own for one the session acked", async () => {
+test("the dashboard's action port journals 'no-answer' only for a request that expired unanswered, and nothing of its own for one the session acked", async () => {
   const home = tempHome();
   const view = (session: string) => ({ session, home, name: session, model: null, role: 'root', checkpoint: null, remote: null }) as unknown as SessionView;
   const followed = new Map<string, string>();
-  const port = actionPort(Date.now, { noAnswerMs: 300, followed: (id, status) => followed.set(id, status) });
+  let shift = 0;
+  const port = actionPort(() => Date.now() + shift, { noAnswerMs: 300, followed: (id, status) => followed.set(id, status) });
   const silent = await port.request('disarm', view('quiet'));
   assert.ok('id' in silent, JSON.stringify(silent));
   const answered = await port.request('disarm', view('s'));
   assert.ok('id' in answered, JSON.stringify(answered));
   await consumeOnce(home, 's', { now: Date.now(), inFlight: null });
   // Both waits over (bounded: 300 ms each, 5 s at most).
-  const deadline = Date.now() + 5_000;
-  while (followed.size < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const over = async (n: number) => {
+    const deadline = Date.now() + 5_000;
+    while (followed.size < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  };
+  await over(2);
   assert.deepEqual([followed.get(silent.id), followed.get(answered.id)], ['no-answer', 'applied']);
   const outcomes = (id: string) => journal(home).filter((e) => e.id === id && e.kind === 'outcome');
-  assert.deepEqual(outcomes(silent.id).map((e) => e.status), ['no-answer'], 'the request nobody answered has its outcome');
+  assert.deepEqual(outcomes(silent.id), [], 'unanswered but still valid: the session may yet apply it, so no outcome is journalled');
   // The dashboard wrote no outcome for the answered one (the extension journals what it acks;
   // this test's consumer writes the ack alone).
   assert.deepEqual(outcomes(answered.id), []);
+
+  // One that has expired unanswered by the end of the wait gets its line: nothing can apply it now.
+  const expired = await port.request('arm', view('gone'));
+  assert.ok('id' in expired, JSON.stringify(expired));
+  shift = CONTROL_TTL_MS + 1;
+  await over(3);
+  assert.equal(followed.get(expired.id), 'no-answer');
+  assert.deepEqual(outcomes(expired.id).map((e) => e.status), ['no-answer'], 'the request nobody answered has its outcome');
+});
+
+test('the journal: the session’s outcome may land before the request’s own line; the owner is still read from it', () => {
+  const at = Date.now();
+  const lines = [
+    { v: 1, at: at + 5, kind: 'outcome', id: 'x1', session: 's', action: 'abort', status: 'applied', detail: 'cut', source: 'extension' },
+    { v: 1, at, kind: 'requested', id: 'x1', session: 's', action: 'abort', status: 'pending', detail: '', by: 'ann@box' },
+  ].map((l) => journalEntrySchema.parse(l));
+  assert.deepEqual(journalActions(lines, 's'), [{ id: 'x1', action: 'abort', requestedAt: at, by: 'ann@box' }]);
 });
 
 test('D4 (dashboard side): awaitAck returns stale-target when the request in flight is not the one the owner saw', async () => {
@@ -565,5 +587,5 @@ test('abort with no request in flight sends a null target and says it only holds
   const dir = controlDirFor(home, 'bbbb');
   const [name] = fs.readdirSync(dir);
   assert.equal(JSON.parse(fs.readFileSync(path.join(dir, name!), 'utf8')).target, null);
-  assert.deepEqual(journal(home).map((e) => e.status), ['pending', 'no-answer']);
+  assert.deepEqual(journal(home).map((e) => e.status), ['pending'], 'still valid: no outcome journalled, the session may yet apply it');
 });

@@ -73,8 +73,12 @@ function captureConsole(logFile: string): () => void {
   return () => Object.assign(console, saved);
 }
 
+/** How long past its expiry an unanswered request is waited for before its 'no-answer' line. */
+const NO_ANSWER_GRACE_MS = 1_000;
+
 /**
- * `noAnswerMs`: how long a request waits for its ack before its 'no-answer' outcome is journalled;
+ * `noAnswerMs`: how long a request waits for its ack before its 'no-answer' outcome is journalled
+ * (default: until it has expired, and a second);
  * `signal`: ends those waits (the dashboard quits: they must not keep the process alive);
  * `followed`: told when a wait is over (tests).
  */
@@ -99,10 +103,12 @@ export function actionPort(
           { now: clock },
         );
         // SPEC §4.2: every request and its outcome is journalled. The session's extension journals
-        // what it acks; a request nobody answered gets its 'no-answer' line from here, after the
-        // same 10 s the dashboard waits before saying so.
+        // what it acks; a request nobody answered gets its 'no-answer' line from here once it has
+        // expired (the screen says so after 10 s, but until it expires the session may still apply
+        // it, and two outcome lines of one request must agree).
         if (!handle.reused) {
-          void followAction(handle, { timeoutMs: opts.noAnswerMs ?? NO_ANSWER_MS, now: clock, journal: 'no-answer', ...(opts.signal ? { signal: opts.signal } : {}) }).then(
+          const untilExpired = handle.expiresAt === null ? (opts.noAnswerMs ?? NO_ANSWER_MS) : Math.max(0, handle.expiresAt - clock()) + NO_ANSWER_GRACE_MS;
+          void followAction(handle, { timeoutMs: opts.noAnswerMs ?? untilExpired, now: clock, journal: 'no-answer', validUntil: handle.expiresAt, ...(opts.signal ? { signal: opts.signal } : {}) }).then(
             (r) => opts.followed?.(handle.id, r.status),
             () => undefined,
           );

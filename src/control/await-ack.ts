@@ -53,6 +53,13 @@ export interface AwaitAckOptions {
    * answered (the consumer journals the outcomes it acks itself).
    */
   journal?: boolean | 'no-answer';
+  /**
+   * The request's `expiresAt`: a wait that ends with no answer before it journals nothing, since
+   * the consumer may still apply the request (its own outcome line would then contradict a
+   * `no-answer`). Only once it has expired can nothing apply it; a consumer that reads it later
+   * answers `expired`, which agrees.
+   */
+  validUntil?: number | null;
   fs?: ControlFs;
   watchDir?: WatchDir;
 }
@@ -168,7 +175,10 @@ export async function awaitAck(home: string, session: string, id: string, opts: 
     result = { status: 'no-answer', ack: null, detail, waitedMs: timeoutMs, journalError: null };
   }
   const journal = opts.journal ?? true;
-  if (journal === true || (journal === 'no-answer' && result.status === 'no-answer')) result.journalError = await journalOutcome(home, session, id, result, opts.action, now(), fs);
+  const mayStillApply = result.status === 'no-answer' && typeof opts.validUntil === 'number' && now() < opts.validUntil;
+  if (!mayStillApply && (journal === true || (journal === 'no-answer' && result.status === 'no-answer'))) {
+    result.journalError = await journalOutcome(home, session, id, result, opts.action, now(), fs);
+  }
   return result;
 }
 

@@ -98,6 +98,8 @@ export interface FollowOptions {
   pollMs?: number;
   fs?: ControlFs;
   watchDir?: WatchDir;
+  /** See AwaitAckOptions.validUntil: the request's expiresAt. */
+  validUntil?: number | null;
   /** As `awaitAck`'s: false, or `'no-answer'` to journal only a request nobody answered. */
   journal?: boolean | 'no-answer';
 }
@@ -330,7 +332,8 @@ export async function runControlCommand(input: ControlCommandInput): Promise<num
   if (handle.journalError) io.err(`loop-dash: warning: the journal line was not written: ${handle.journalError}\n`);
   const timeoutMs = input.timeoutMs ?? ACK_TIMEOUT_MS;
   io.out(`${handle.reused ? 're-using pending' : 'sent'} request ${handle.id}; waiting up to ${Math.round(timeoutMs / 1000)} s for the session to answer…\n`);
-  const result = await followAction(handle, { timeoutMs, now: io.now, fs, ...(input.pollMs !== undefined ? { pollMs: input.pollMs } : {}) });
+  // An unanswered request is not journalled as such while it is still valid (see validUntil).
+  const result = await followAction(handle, { timeoutMs, now: io.now, fs, validUntil: handle.expiresAt, ...(input.pollMs !== undefined ? { pollMs: input.pollMs } : {}) });
   if (result.status === 'applied') {
     io.out(`${action}: ${plain(result.message)}\n`);
   } else {

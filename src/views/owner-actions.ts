@@ -88,7 +88,11 @@ export function journalActions(journal: readonly JournalEntry[] | undefined, ses
     if (e.session !== session || !e.action) continue; // an unreadable request has no action to show
     const seen = byId.get(e.id);
     if (!seen) byId.set(e.id, { id: e.id, action: e.action, requestedAt: e.at, by: e.by ?? null });
-    else if (e.kind === 'requested') seen.requestedAt = e.at;
+    else if (e.kind === 'requested') {
+      // An outcome can be journalled before its request's line (another process answered first).
+      seen.requestedAt = e.at;
+      seen.by = e.by ?? seen.by;
+    }
   }
   return [...byId.values()].sort((a, b) => a.requestedAt - b.requestedAt);
 }
