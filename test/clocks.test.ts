@@ -126,12 +126,14 @@ test('retry wait: the episode is the only limit; the recorded next retry is show
   assert.deepEqual(c.nextRetry, { at: T0 + 62 * SEC, remainingMs: 32 * SEC, source: 'recorded' });
 });
 
-test('episode attempts left = maxAttempts − attempts, as held by the limits', () => {
+test('episode attempts left = maxAttempts − attempts, as held by the limits; more attempts than the cap leave none, never a negative count', () => {
   for (const [maxAttempts, attempts, left] of [
     [4, 1, 3],
     [4, 4, 0],
     [5, 2, 3],
     [2, 1, 1],
+    [1, 2, 0],
+    [4, 7, 0],
   ] as const) {
     const c = computeClocks(
       { limits: { ...LIMITS, episodeMaxAttempts: maxAttempts }, request: null, episode: { startedAt: T0, attempts, nextRetryAt: null }, recovery: null },

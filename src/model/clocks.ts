@@ -86,7 +86,8 @@ export function computeClocks(input: ClockInput, now: number): Clocks {
         ...d,
         attempts: episode.attempts,
         maxAttempts: limits.episodeMaxAttempts,
-        attemptsLeft: limits.episodeMaxAttempts - episode.attempts,
+        // More attempts than the cap (settings lowered since, or recorded elsewhere) leave none, not -1.
+        attemptsLeft: Math.max(0, limits.episodeMaxAttempts - episode.attempts),
       };
     }
     if (episode.nextRetryAt !== null) {
