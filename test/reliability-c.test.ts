@@ -16,6 +16,7 @@ import type { Checkpoint } from '../src/contract/checkpoint.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
 import { buildSnapshot, checkpointAgeMs } from '../src/model/snapshot.js';
 import { statusJson } from '../src/model/status-json.js';
+import { targetFromCheckpoint } from '../src/control/index.js';
 import type { ReaderEvent, SessionFileFacts } from '../src/model/types.js';
 import { HomeReader, RECHECK_MAX_FILES, recheckTurn } from '../src/readers/home-reader.js';
 import { createWatchBackend, REBALANCE_EVERY_MS } from '../src/readers/watch-backend.js';
@@ -604,11 +605,36 @@ test('C6: clock skew through buildSnapshot — deadlines in the past, mtimes and
   assert.match(formatLeft(overdue.inactivity!.remainingMs), /^overdue by \d+:\d\d:\d\d$/);
   assert.match(formatLeft(overdue.absolute!.remainingMs), /^overdue by /);
 
+  // Written by a clock 10 min ahead, the file's mtime (now) tells: its times are moved back by
+  // 10 min, so the request started just now with its whole limit left, not more than the limit.
   const future = view('future');
-  assert.ok(future.clocks.inactivity!.remainingMs > 15 * 60_000, 'a start in the future leaves more time, never NaN');
-  const futureAge = checkpointAgeMs(future, NOW);
-  assert.ok(futureAge !== null && Number.isFinite(futureAge) && futureAge < 0);
+  assert.equal(future.source.clockSkewMs, 600_000, 'the writer runs 10 min ahead (updatedAt − mtime)');
+  assert.equal(future.clocks.inactivity!.remainingMs, 15 * 60_000, 'never more time than the limit');
+  assert.equal(checkpointAgeMs(future, NOW), 0, 'never a negative age');
   assert.equal(future.source.stale, false);
+  assert.equal(future.clocks.absolute!.remainingMs, 75 * 60_000);
+  // An abort's target stays in the session's own time: it compares it with its own.
+  assert.deepEqual(targetFromCheckpoint(future), { turn: 1, startedAt: NOW + 600_000 });
+  // When the file system keeps the writer's clock too (its mtime as far ahead), there is nothing
+  // of ours to measure against: the times stay as written, finite, the age below zero.
+  const sameClock = buildSnapshot(reduceEvents(initialModelState(), [{ ...events[1]!, record: { ...(events[1] as Extract<ReaderEvent, { type: 'checkpoint' }>).record, mtimeMs: NOW + 600_000 } } as ReaderEvent]), NOW, { host });
+  const sc = sameClock.roots.find((r) => r.session === 'future')!;
+  assert.equal(sc.source.clockSkewMs, 0);
+  assert.equal(checkpointAgeMs(sc, NOW), -600_000);
+  assert.ok(Number.isFinite(sc.clocks.inactivity!.remainingMs));
+
+  // Another host's process that stopped writing 70 s ago (by the file's mtime), with a clock
+  // 10 min ahead: lost now, not once our clock passes its updatedAt.
+  const dead = buildSnapshot(
+    reduceEvents(initialModelState(), [
+      { type: 'checkpoint', record: { file: `${home}/loop-dash/checkpoints/dead.json`, home, session: 'dead', mtimeMs: NOW - 70_000, checkpoint: { ...(JSON.parse(checkpointText('dead')) as Checkpoint), host: 'elsewhere', state: 'requesting', request: req(NOW + 500_000, NOW + 530_000), updatedAt: NOW + 530_000 } } },
+    ]),
+    NOW,
+    { host },
+  ).roots.find((r) => r.session === 'dead')!;
+  assert.equal(dead.source.clockSkewMs, 600_000);
+  assert.equal(dead.liveness?.status, 'remote-stale', dead.liveness?.detail);
+  assert.equal(dead.state, 'lost');
 
   assert.equal(view('retry').clocks.nextRetry, null);
   assert.equal(formatLeft(view('retry').clocks.nextRetry?.remainingMs), 'unknown');

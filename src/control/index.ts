@@ -121,6 +121,8 @@ export interface ControlSessionLike {
   home: string;
   role: 'root' | 'lane';
   checkpoint?: { state?: string; request?: { turn: number; startedAt: number } | null; lastRequest?: unknown } | null;
+  /** `clockSkewMs`: the checkpoint's times were moved back by it (a writer's clock ahead of ours). */
+  source?: { clockSkewMs?: number };
   lanes?: readonly ControlSessionLike[];
 }
 
@@ -190,9 +192,13 @@ export function findSession(rows: readonly ControlSessionLike[], query: string):
 export function targetFromCheckpoint(s: ControlSessionLike): ControlTarget | null {
   const cp = s.checkpoint;
   if (!cp) return null;
-  if (cp.request && (cp.state === undefined || cp.state === 'requesting' || cp.state === 'tools')) return { turn: cp.request.turn, startedAt: cp.request.startedAt };
+  // The session compares the target with its own times: a row read from a clock ahead of ours
+  // (clock-skew.ts) has them moved back, so the move is undone here.
+  const skew = s.source?.clockSkewMs ?? 0;
+  const own = (t: ControlTarget | null): ControlTarget | null => (t && skew !== 0 ? { turn: t.turn, startedAt: t.startedAt + skew } : t);
+  if (cp.request && (cp.state === undefined || cp.state === 'requesting' || cp.state === 'tools')) return own({ turn: cp.request.turn, startedAt: cp.request.startedAt });
   // Tools running: the request that asked for them (the checkpoint's `lastRequest`) is the target.
-  if (cp.state === 'tools') return requestRef(cp.lastRequest);
+  if (cp.state === 'tools') return own(requestRef(cp.lastRequest));
   return null;
 }
 
@@ -245,11 +251,13 @@ export function describePlannedAction(s: ControlSessionLike, action: ControlActi
   let effect = EFFECT[action];
   if (action === 'abort') {
     const scope = abortScope(s);
+    // The target is in the session's own time; its age in ours (see targetFromCheckpoint).
+    const started = target ? target.startedAt - (s.source?.clockSkewMs ?? 0) : 0;
     if (target && scope === 'tools') {
-      lines.push(`  request  turn ${target.turn} ended (started ${formatAge(now - target.startedAt)} ago, ${iso(target.startedAt)}); its tools are running`);
+      lines.push(`  request  turn ${target.turn} ended (started ${formatAge(now - started)} ago, ${iso(started)}); its tools are running`);
       effect = 'stop the tools of this turn (only if no later request has started), then hold the session: no request follows them, nothing restarts it until you arm it';
     } else if (target) {
-      lines.push(`  request  turn ${target.turn}, running for ${formatAge(now - target.startedAt)} (since ${iso(target.startedAt)})`);
+      lines.push(`  request  turn ${target.turn}, running for ${formatAge(now - started)} (since ${iso(started)})`);
     } else if (scope === 'retry') {
       lines.push("  request  none in flight; pi's retry of the failed one is pending");
       effect = "cancel pi's pending retry, then hold the session: nothing restarts it until you arm it";

@@ -10,6 +10,7 @@ import type { Checkpoint } from '../contract/checkpoint.js';
 import { REFRESHED_STATES } from '../contract/checkpoint-states.js';
 import { stateLogPathFromReport } from '../contract/paths.js';
 import { clockInputFromCheckpoint, computeClocks, type Clocks, type Deadline } from './clocks.js';
+import { checkpointSkewMs, shiftCheckpoint } from './clock-skew.js';
 import { effectiveLimits, limitsFromSettings, type EffectiveLimits, type HomeLimits } from './limits.js';
 import { judgeLiveness, REMOTE_STALE_MS } from './liveness.js';
 import type { ModelState } from './reducer.js';
@@ -55,9 +56,11 @@ export interface SessionView {
   limits: EffectiveLimits;
   /**
    * Where the row came from. `checkpointUpdatedAt`: the checkpoint's own instant, so a row stays
-   * the same object while only time passes; its age is {@link checkpointAgeMs}.
+   * the same object while only time passes; its age is {@link checkpointAgeMs}. `clockSkewMs`: how
+   * far ahead of ours the checkpoint's clock ran; its times here (and `checkpoint`'s) are moved
+   * back by it (clock-skew.ts), and an abort's target adds it back.
    */
-  source: { checkpoint: boolean; checkpointUpdatedAt: number | null; stale: boolean; sessionFile: string | null; checkpointFile: string | null };
+  source: { checkpoint: boolean; checkpointUpdatedAt: number | null; stale: boolean; sessionFile: string | null; checkpointFile: string | null; clockSkewMs: number };
   liveness: { status: LivenessStatus; detail: string } | null;
   checkpoint: Checkpoint | null;
   timers: LoopTimer[];
@@ -1129,7 +1132,10 @@ function settingsLimits(settings: ModelState['settings']): Map<string, { limits:
  * (`stableUntil`, exclusive; `now` itself when the row must be built again for any other `now`).
  */
 function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: SnapshotOptions): { view: SessionView; stableUntil: number } {
-  const cp = p.checkpoint?.checkpoint ?? null;
+  // A checkpoint from a clock ahead of ours is read in our time (clock-skew.ts): its times, age,
+  // countdowns and another host's liveness all follow from the moved copy.
+  const clockSkewMs = p.checkpoint ? checkpointSkewMs(p.checkpoint) : 0;
+  const cp = p.checkpoint ? shiftCheckpoint(p.checkpoint.checkpoint, clockSkewMs) : null;
   const facts = p.facts;
   const role = facts?.role ?? cp?.role ?? 'root';
   const limits = effectiveLimits(inputs.limits, cp?.limits ?? null);
@@ -1209,7 +1215,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
     lastActivityAt,
     clocks,
     limits,
-    source: { checkpoint: !!p.checkpoint, checkpointUpdatedAt: p.checkpoint ? cp!.updatedAt : null, stale, sessionFile: facts?.file ?? null, checkpointFile: p.checkpoint?.file ?? null },
+    source: { checkpoint: !!p.checkpoint, checkpointUpdatedAt: p.checkpoint ? cp!.updatedAt : null, stale, sessionFile: facts?.file ?? null, checkpointFile: p.checkpoint?.file ?? null, clockSkewMs },
     liveness,
     checkpoint: cp,
     timers,

@@ -42,6 +42,7 @@ export function sessionJson(v: SessionView, now: number): Record<string, unknown
       stale: v.source.stale,
       sessionFile: v.source.sessionFile,
       checkpointFile: v.source.checkpointFile,
+      clockSkewMs: v.source.clockSkewMs,
     },
     liveness: v.liveness,
     timers: v.timers.map((t) => ({ id: t.id, at: iso(t.at), reason: t.reason })),

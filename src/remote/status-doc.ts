@@ -213,7 +213,7 @@ export function remoteViews(doc: RemoteStatusDoc, origin: RemoteOrigin, now: num
       lastActivityAt: ms(s.lastActivityAt),
       clocks: remoteClocks(s.clocks, now),
       limits: limitsOf(s),
-      source: { checkpoint: !!src?.checkpoint, checkpointUpdatedAt, stale: !!src?.stale || stale, sessionFile: null, checkpointFile: null },
+      source: { checkpoint: !!src?.checkpoint, checkpointUpdatedAt, stale: !!src?.stale || stale, sessionFile: null, checkpointFile: null, clockSkewMs: 0 },
       liveness,
       checkpoint: null,
       timers: (s.timers ?? []).map((t) => ({ id: t.id, at: ms(t.at), reason: t.reason ?? null })),

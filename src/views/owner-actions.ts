@@ -120,15 +120,17 @@ export function confirmText(
   const moved = action === 'abort' && !sameTarget(req, live);
   // What the abort stops, as seen when x was pressed.
   const scope = abortScope(captured);
+  // A target is in the session's own time; shown in ours (clock-skew.ts).
+  const ago = (t: { startedAt: number }) => now - (t.startedAt - v.source.clockSkewMs);
   const who = v.role === 'root' ? 'the root' : 'the lane';
   const facts = [
     `session  ${v.session}`,
     `name     ${v.name}${v.role === 'lane' ? ' (lane)' : ''}`,
     `model    ${v.model ?? 'unknown'}`,
     req
-      ? `request  turn ${req.turn}, started ${formatRemaining(now - req.startedAt)} ago (${formatClockTime(req.startedAt, now)})${scope === 'tools' ? '; ended, its tools are running' : ''}`
+      ? `request  turn ${req.turn}, started ${formatRemaining(ago(req))} ago (${formatClockTime(now - ago(req), now)})${scope === 'tools' ? '; ended, its tools are running' : ''}`
       : `request  none in flight${scope === 'retry' ? "; pi's retry of the failed one is pending" : ''}`,
-    ...(moved ? [`now      ${live ? `turn ${live.turn} is in flight, started ${formatRemaining(now - live.startedAt)} ago` : 'that request has ended; none is in flight'} — CHANGED since you pressed x`] : []),
+    ...(moved ? [`now      ${live ? `turn ${live.turn} is in flight, started ${formatRemaining(ago(live))} ago` : 'that request has ended; none is in flight'} — CHANGED since you pressed x`] : []),
     `state    ${v.state}${v.armed === false ? ', disarmed' : v.armed === true ? ', armed' : ''}${v.held && v.state !== 'held' ? ', held' : ''}`,
   ];
   const refused = refusalReason(v);
@@ -148,7 +150,7 @@ export function confirmText(
           : req && scope === 'tools'
             ? `This will stop the tools turn ${req.turn} asked for (unless a later request has started) and hold ${who}: no request follows them, nothing restarts it until you arm it.`
             : req
-              ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(now - req.startedAt)} ago) and hold ${who}; nothing restarts it until you arm it.`
+              ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(ago(req))} ago) and hold ${who}; nothing restarts it until you arm it.`
               : scope === 'retry'
                 ? `No request is in flight: this cancels pi's pending retry and holds ${who}; nothing restarts it until you arm it.`
                 : `No request is in flight: this cuts nothing and will only hold ${who} (a retry pi may still have pending is cancelled); nothing restarts it until you arm it.`,
