@@ -60,6 +60,10 @@ test('status with two homes: rows grouped by home, a HOME column with distinct l
   // One home: no HOME column (the table is as before).
   const single = renderStatusTable(await loadSnapshot([a.home], NOW));
   assert.match(single.split('\n')[0]!, /^NAME +MODEL/);
+  // Cells are not cut: a provider/model id, and a state with its stale flag (a minute on, every
+  // checkpoint of a request in flight is older than the 20 s it may be).
+  assert.ok(single.includes('anthropic/claude-sonnet-4-5 '), single);
+  assert.match(renderStatusTable(await loadSnapshot([a.home], NOW + 60_000)), /requesting \(stale\) /);
 
   // The CLI prints the same grouping.
   const { stdout } = await run(process.execPath, [BIN, 'status', '--now', new Date(NOW).toISOString(), '--home', a.home, '--home', b.home]);

@@ -7,8 +7,9 @@ import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from '../views/home
 const WIDTH: Record<ColumnId, number> = {
   home: 16,
   name: 24,
-  model: 22,
-  state: 12,
+  // As wide as the TUI lets them grow: a provider/model id, and a state with its `(stale)` flag.
+  model: 28,
+  state: 18,
   inactivity: 8,
   absolute: 8,
   first: 16,
