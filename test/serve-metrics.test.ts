@@ -268,7 +268,9 @@ test('HTTP: GET /metrics, /api/status, /healthz; 405 for anything but GET; 404; 
 
     const health = await fetch(`${serve.url}/healthz`);
     assert.equal(health.status, 200);
-    assert.equal(((await health.json()) as { status: string }).status, 'ok');
+    const body = (await health.json()) as { status: string; sessions: number };
+    assert.equal(body.status, 'ok');
+    assert.equal(body.sessions, m.sessions.length, 'each session once, whether it has a file, a checkpoint or both');
 
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
       for (const p of ['/metrics', '/api/status', '/healthz', '/api/abort']) {

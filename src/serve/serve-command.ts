@@ -81,7 +81,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
             host,
             homes: opts.homes,
             watchMode: state.watchMode,
-            sessions: state.sessionFiles.size + state.checkpoints.size,
+            // Sessions, not files: most have both a session file and a checkpoint.
+            sessions: distinctSessions(state),
             uptimeSeconds: (clock() - startedAt) / 1000,
             ...(readError ? { readError } : {}),
           },
@@ -172,4 +173,12 @@ export function snapshotTags(boot: string): { of(base: Snapshot): string } {
       return `"${boot}.${id}"`;
     },
   };
+}
+
+/** How many sessions the model knows: session ids from session files and checkpoints, each once. */
+function distinctSessions(state: { sessionFiles: ReadonlyMap<string, { sessionId: string | null }>; checkpoints: ReadonlyMap<string, { session: string }> }): number {
+  const ids = new Set<string>();
+  for (const f of state.sessionFiles.values()) if (f.sessionId) ids.add(f.sessionId);
+  for (const c of state.checkpoints.values()) ids.add(c.session);
+  return ids.size;
 }
