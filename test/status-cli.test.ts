@@ -189,6 +189,18 @@ test('demo --status --dir where no directory can be made: one clear line and exi
   rmSync(path.dirname(file), { recursive: true, force: true });
 });
 
+test('loop-dash help and help COMMAND print the help, exit 0', () => {
+  for (const [args, first] of [
+    [['help'], /^Usage: loop-dash \[options\] \[command\]/],
+    [['help', 'status'], /^Usage: loop-dash status \[options\]/],
+    [['help', 'abort'], /^Usage: loop-dash abort \[options\] <session>/],
+  ] as const) {
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, CI: 'true' } });
+    assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stdout, first, args.join(' '));
+  }
+});
+
 test('a home that is a file, or a one-shot command on a home that does not exist, or an unknown command: one clear line and exit 2', () => {
   const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-badhome-'));
   try {

@@ -56,6 +56,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .version(version())
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
+    // `loop-dash help [command]` as well as --help (commander adds it only to a program without an action).
+    .helpCommand('help [command]', 'show help for a command')
     .option('--home <dir>', 'pi home to read (repeatable); default: $PI_CODING_AGENT_DIR, ~/.loop-pi, ~/.pi/agent', collect)
     .option('--read-only', 'no owner actions (abort, disarm, arm are unbound)')
     .option('--poll', 'poll the file system instead of native file events')
