@@ -86,3 +86,25 @@ test('a home that does not exist yet is reported, then picked up when it appears
     await store.stop();
   }
 });
+
+test('settings.json that goes away and comes back unchanged (the same file moved out and in) is read again', async () => {
+  const home = tempHome();
+  writeRootSession(home, { id: 'root-s', cwd: '/work/s', at: T0 });
+  const settings = path.join(home, 'settings.json');
+  writeFileSync(settings, JSON.stringify({ loopPi: { requestCeiling: { inactivityMs: 600_000 } } }));
+  const aside = path.join(path.dirname(home), `settings-aside-${process.pid}.json`);
+  // Sweeps alone (polling): the return of a file with the stat it had before is what must be seen.
+  const store = createLiveStore([home], { polling: true, reconcileMs: 100, batchMs: 10 });
+  const inactivity = () => (store.getState().settings.get(home)?.settings as { loopPi?: { requestCeiling?: { inactivityMs?: number } } } | null | undefined)?.loopPi?.requestCeiling?.inactivityMs ?? null;
+  try {
+    await store.start();
+    assert.equal(inactivity(), 600_000);
+    renameSync(settings, aside);
+    await waitFor(() => inactivity() === null, 'the settings to be seen gone', 5000);
+    renameSync(aside, settings);
+    await waitFor(() => inactivity() === 600_000, 'the same settings file, back, to be read again', 5000);
+  } finally {
+    await store.stop();
+    rmSync(aside, { force: true });
+  }
+});

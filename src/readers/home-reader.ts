@@ -1686,9 +1686,17 @@ export class HomeReader {
   }
 
   private async loadSettings(): Promise<void> {
-    const r = await readHomeSettings(this.home);
-    this.push({ type: 'settings', settings: r.settings });
     const p = homePaths(this.home);
+    // Known as read (stat first: a change after it is a change to a sweep): one found missing is
+    // forgotten, so its return — even the same file with the same size, mtime and inode, moved
+    // out and back, or the whole home — is new to a sweep.
+    const stats = await Promise.all([p.settings, p.models].map((file) => fsp.lstat(file).then((st) => ({ file, st }), () => ({ file, st: null }))));
+    const r = await readHomeSettings(this.home);
+    for (const { file, st } of stats) {
+      if (st?.isFile()) this.known.set(file, { kind: 'settings', size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+      else this.known.delete(file);
+    }
+    this.push({ type: 'settings', settings: r.settings });
     this.push({ type: 'warnings', file: p.settings, warnings: r.warnings.filter((w) => w.file === p.settings) });
     this.push({ type: 'warnings', file: p.models, warnings: r.warnings.filter((w) => w.file === p.models) });
   }
