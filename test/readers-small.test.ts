@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { readCheckpointFile, isCheckpointFileName } from '../src/readers/checkpoint-file.js';
+import { effectiveLimits, limitsFromSettings, type HomeLimits } from '../src/model/limits.js';
 import { readJsonFile, readJsonFileSync, type JsonFileResult } from '../src/readers/json-file.js';
 import fc from 'fast-check';
 import { findExcessDepth, locateJsonError, parseJsonText } from '../src/readers/json-text.js';
@@ -240,6 +241,28 @@ describe('checkpoint file', () => {
     assert.equal(bad.transient, false);
     assert.equal(bad.warnings[0]?.line, 3);
     assert.equal(bad.warnings[0]?.file, path.join(dir, 'b.json'));
+  });
+
+  test('bad limits cost only themselves: the valid fields are kept, the rest fall back to the home, a warning names them; absent limits too', async () => {
+    const home = tmpHome();
+    const dir = path.join(home, 'loop-dash/checkpoints');
+    const zero = await readCheckpointFile(home, write(path.join(dir, 'sess-1.json'), JSON.stringify(checkpoint({ limits: { inactivityMs: 0, absoluteMs: 4_500_000, episodeMs: 1_200_000, episodeMaxAttempts: 4 } }))));
+    assert.equal(zero.record?.checkpoint.state, 'requesting', 'the request is kept');
+    assert.deepEqual(zero.record?.checkpoint.limits, { absoluteMs: 4_500_000, episodeMs: 1_200_000, episodeMaxAttempts: 4 });
+    assert.match(zero.warnings[0]?.message ?? '', /^limits: inactivityMs 0 not valid; the home's settings are used for it/);
+    const home10: HomeLimits = { ...limitsFromSettings(null).limits, inactivityMs: 600_000 };
+    const eff = effectiveLimits(home10, zero.record!.checkpoint.limits);
+    assert.deepEqual([eff.inactivityMs, eff.source.inactivityMs, eff.absoluteMs, eff.source.absoluteMs], [600_000, home10.sources.inactivityMs, 4_500_000, 'checkpoint']);
+    const only = await readCheckpointFile(home, write(path.join(dir, 'sess-1.json'), JSON.stringify(checkpoint({ limits: { inactivityMs: 600_000 } }))));
+    assert.deepEqual(only.record?.checkpoint.limits, { inactivityMs: 600_000 });
+    assert.match(only.warnings[0]?.message ?? '', /absoluteMs \(absent\), episodeMs \(absent\), episodeMaxAttempts \(absent\) not valid; the home's settings are used for them/);
+    const { limits: _gone, ...noLimits } = checkpoint();
+    const absent = await readCheckpointFile(home, write(path.join(dir, 'sess-1.json'), JSON.stringify(noLimits)));
+    assert.equal(absent.record?.checkpoint.limits, null);
+    assert.match(absent.warnings[0]?.message ?? '', /no limits field/);
+    const str = await readCheckpointFile(home, write(path.join(dir, 'sess-1.json'), JSON.stringify(checkpoint({ limits: 'fast' }))));
+    assert.equal(str.record?.checkpoint.limits, null);
+    assert.match(str.warnings[0]?.message ?? '', /limits: not an object/);
   });
 
   test('schema failure names the zod path', async () => {

@@ -225,9 +225,10 @@ function checkpointLimitNotes(checkpoints: readonly CheckpointRecord[], limits: 
       ['absoluteMs', 'absolute'],
       ['episodeMs', 'episode'],
     ] as const) {
-      if (l[key] !== limits[key]) diffs.push(`${label} ${formatAuditDuration(l[key])} (settings: ${formatAuditDuration(limits[key])})`);
+      // A field a bad checkpoint lacked falls back to the settings (checkpoint-file.ts).
+      if (typeof l[key] === 'number' && l[key] !== limits[key]) diffs.push(`${label} ${formatAuditDuration(l[key])} (settings: ${formatAuditDuration(limits[key])})`);
     }
-    if (l.episodeMaxAttempts !== limits.episodeMaxAttempts) diffs.push(`episode attempts ${l.episodeMaxAttempts} (settings: ${limits.episodeMaxAttempts})`);
+    if (typeof l.episodeMaxAttempts === 'number' && l.episodeMaxAttempts !== limits.episodeMaxAttempts) diffs.push(`episode attempts ${l.episodeMaxAttempts} (settings: ${limits.episodeMaxAttempts})`);
     if (diffs.length) {
       notes.push(`Session ${c.checkpoint.session} (${c.checkpoint.role}) runs with the limits it read at its start — ${diffs.join(', ')}; it keeps them until it restarts.`);
     }

@@ -3,8 +3,9 @@
  * contract, so validated strictly against the shared schema.
  */
 import path from 'node:path';
-import { checkpointSchema } from '../contract/checkpoint.js';
+import { checkpointLimitsSchema, checkpointSchema, type CheckpointLimits } from '../contract/checkpoint.js';
 import type { CheckpointRecord } from '../model/types.js';
+import type { Warning } from '../model/types.js';
 import { fileWarning, readJsonObjectFile, type KnownStat, type SmallFileRead } from './json-file.js';
 import { validateStrict } from './validate.js';
 
@@ -26,10 +27,13 @@ export function isCheckpointFileName(name: string): boolean {
 export async function readCheckpointFile(home: string, file: string, stat?: KnownStat): Promise<SmallFileRead<CheckpointRecord>> {
   const { object, read } = await readJsonObjectFile(file, { maxBytes: CHECKPOINT_MAX_BYTES, stat });
   if (object === null) return read;
-  const { data, warnings } = validateStrict(checkpointSchema, object, file);
-  if (data === null) return { ...read, warnings: [...read.warnings, ...warnings] };
+  const limits = tolerantLimits(object, file);
+  const { data, warnings } = validateStrict(checkpointSchema, limits.object, file);
+  if (data === null) return { ...read, warnings: [...read.warnings, ...limits.warnings, ...warnings] };
   const named = path.basename(file, '.json');
-  const out = [...read.warnings];
+  const out = [...read.warnings, ...limits.warnings];
+  // The valid part of bad limits (tolerantLimits): a field each; effectiveLimits checks each one.
+  if (limits.partial) data.limits = limits.partial as CheckpointLimits;
   if (named !== data.session) {
     out.push(fileWarning(file, `checkpoint is for session ${data.session}, but the file is named ${named}`, 'warning'));
   }
@@ -37,5 +41,37 @@ export async function readCheckpointFile(home: string, file: string, stat?: Know
     ...read,
     warnings: out,
     record: { file, home, session: data.session, checkpoint: data, mtimeMs: read.mtimeMs ?? 0 },
+  };
+}
+
+const LIMIT_FIELDS = ['inactivityMs', 'absoluteMs', 'episodeMs', 'episodeMaxAttempts'] as const;
+
+/**
+ * A checkpoint's `limits` that do not match the contract cost only themselves, not the request
+ * (SPEC §2: a bad limit falls back, it never turns one off). The checkpoint is validated with
+ * `limits: null`, then given back the fields that are valid (`partial`): `effectiveLimits` takes a
+ * field only when it is a positive number, so each missing one falls back to the home's settings.
+ * A warning names the fields. An absent `limits` is read as null, also with a warning.
+ */
+function tolerantLimits(object: Record<string, unknown>, file: string): { object: Record<string, unknown>; partial: Partial<CheckpointLimits> | null; warnings: Warning[] } {
+  const home = "the home's settings are used";
+  if (!('limits' in object)) return { object: { ...object, limits: null }, partial: null, warnings: [fileWarning(file, `checkpoint has no limits field; ${home} for its request`, 'warning')] };
+  const limits = object['limits'];
+  if (limits === null || checkpointLimitsSchema.safeParse(limits).success) return { object, partial: null, warnings: [] };
+  if (typeof limits !== 'object' || Array.isArray(limits)) {
+    return { object: { ...object, limits: null }, partial: null, warnings: [fileWarning(file, `limits: not an object; ${home} for its request`, 'warning')] };
+  }
+  const given = limits as Record<string, unknown>;
+  const partial: Partial<CheckpointLimits> = {};
+  const bad: string[] = [];
+  for (const field of LIMIT_FIELDS) {
+    const r = checkpointLimitsSchema.shape[field].safeParse(given[field]);
+    if (r.success) partial[field] = r.data;
+    else bad.push(`${field} ${field in given ? (JSON.stringify(given[field]) ?? String(given[field])) : '(absent)'}`);
+  }
+  return {
+    object: { ...object, limits: null },
+    partial: Object.keys(partial).length ? partial : null,
+    warnings: [fileWarning(file, `limits: ${bad.join(', ')} not valid; ${home} for ${bad.length === 1 ? 'it' : 'them'}`, 'warning')],
   };
 }
