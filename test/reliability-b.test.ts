@@ -9,6 +9,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { reduceEvents, initialModelState } from '../src/model/reducer.js';
 import { HomeReader } from '../src/readers/home-reader.js';
+import os from 'node:os';
+import type { ModelState } from '../src/model/reducer.js';
+import { buildSnapshot } from '../src/model/snapshot.js';
+import { lineText } from '../src/views/line.js';
+import { buildScreen } from '../src/views/screen.js';
+import { initialViewState, visibleRows } from '../src/views/view-state.js';
 import { runChildStore } from './support/fault-child.js';
 import {
   BACKENDS,
@@ -428,6 +434,8 @@ for (const backend of BACKENDS) {
       await p.until((s) => shown(s, file).join() === 'B12 1,B12 2', 'the session followed', 5_000);
       await runWriter([{ op: 'unlink', file: home }]);
       await p.until((s) => waiting(s)?.message === `waiting for ${home} (it was removed)` && s.sessionFiles.size === 0, 'the removal noticed', reconcileMs + 5_000);
+      // The main screen says so, not only the warnings behind `i`.
+      assert.match(screenText(p.state(), home), new RegExp(`^  waiting for ${home.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(it was removed\\); it is read as soon as it exists$`, 'm'));
       await runWriter([{ op: 'mkdir', dir: path.dirname(file) }, { op: 'append', file, text: sessionHeader('b12', '/w', T0) + wake('B12 again') }]);
       await p.until((s) => shown(s, file).join() === 'B12 again' && !waiting(s), 'the recreated home picked up', reconcileMs + 5_000);
       await runWriter([{ op: 'append', file, text: wake('B12 again 2') }]);
@@ -441,4 +449,13 @@ for (const backend of BACKENDS) {
 
 function named3(name: string): string {
   return JSON.stringify({ type: 'session_info', id: 'n', parentId: null, timestamp: new Date(T0).toISOString(), name }) + '\n';
+}
+
+/** The dashboard's screen for a model state, as text (200 × 30, no colour). */
+function screenText(state: ModelState, home: string): string {
+  const snapshot = buildSnapshot(state, Date.now(), { host: os.hostname() });
+  assert.deepEqual(snapshot.homes, [home]);
+  const view = initialViewState();
+  const screen = buildScreen({ snapshot, model: state, view, rows: visibleRows(view, snapshot.roots), width: 200, height: 30, readOnly: true, noColor: true });
+  return screen.lines.map((l) => lineText(l.line)).join('\n');
 }

@@ -117,13 +117,18 @@ function mainBody(input: ScreenInput, height: number, sizes: Screen['sizes']): S
 
   const out: ScreenLine[] = [];
   if (rows.length === 0) {
-    const empty = snapshot.progress.done
-      ? view.filter
-        ? `no session matches "${view.filter}" (Esc clears the filter)`
-        : `no sessions found yet in ${snapshot.homes.join(', ') || 'the pi home'}; watching for new ones`
-      : snapshot.progress.listing
-        ? 'listing sessions…'
-        : 'reading sessions…';
+    // A home that is not there (not yet, or removed while we ran) is said so here, not only in
+    // the warnings (RELIABILITY B12).
+    const waiting = snapshot.warnings.filter((w) => snapshot.homes.includes(w.file) && w.message.startsWith('waiting for ')).map((w) => w.message);
+    const empty = waiting.length
+      ? `${waiting.join('; ')}; it is read as soon as it exists`
+      : snapshot.progress.done
+        ? view.filter
+          ? `no session matches "${view.filter}" (Esc clears the filter)`
+          : `no sessions found yet in ${snapshot.homes.join(', ') || 'the pi home'}; watching for new ones`
+        : snapshot.progress.listing
+          ? 'listing sessions…'
+          : 'reading sessions…';
     out.push({ key: 'empty', line: plainLine(`  ${empty}`, { dim: true }) });
     sizes.tableRows = 1;
   } else {
