@@ -4,6 +4,7 @@ import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { createLiveStore } from '../src/app/live-store.js';
+import { REMOVED_NOTICES } from '../src/readers/home-reader.js';
 import { buildSnapshot } from '../src/model/snapshot.js';
 import { assistantEntry, customEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { waitFor } from './support/wait-for.js';
@@ -106,5 +107,25 @@ test('settings.json that goes away and comes back unchanged (the same file moved
   } finally {
     await store.stop();
     rmSync(aside, { force: true });
+  }
+});
+
+test('removed session files are said to be removed; only the last REMOVED_NOTICES keep their notice', async () => {
+  const home = tempHome();
+  const files = Array.from({ length: REMOVED_NOTICES + 5 }, (_, i) => writeRootSession(home, { id: `gone-${i}`, cwd: `/work/g${i}`, at: T0 + i }));
+  const store = createLiveStore([home], { reconcileMs: 100, batchMs: 10 });
+  const notices = () => [...store.getState().warnings.entries()].filter(([, ws]) => ws.some((w) => w.message.startsWith('removed: the session file is gone'))).map(([f]) => f);
+  try {
+    await store.start();
+    for (const f of files) rmSync(f);
+    await waitFor(() => store.getState().sessionFiles.size === 0 && notices().length === REMOVED_NOTICES, () => `the removals said: ${notices().length} notices`, 5000);
+    // The kept notices are those of files the reader saw go last; none for a file it still reads.
+    assert.ok(notices().every((f) => files.includes(f)));
+    const back = files[0]!;
+    writeRootSession(home, { id: 'gone-0', cwd: '/work/g0', at: T0 });
+    await waitFor(() => store.getState().sessionFiles.has(back), 'the file back', 5000);
+    assert.ok(!notices().includes(back), 'a file read again has no removal notice');
+  } finally {
+    await store.stop();
   }
 });

@@ -1291,6 +1291,9 @@ export class HomeReader {
     this.remember(file, kind, found);
   }
 
+  /** Session files whose removal notice is shown, oldest first (see readSession). */
+  private readonly removedNotices = new Set<string>();
+
   private async readSession(file: string, found?: FoundFile): Promise<void> {
     const reader = this.sessionReader(file);
     if (!reader) return;
@@ -1299,8 +1302,23 @@ export class HomeReader {
       this.sessions.delete(file);
       this.cacheDirty.delete(file);
       this.cache?.delete(file);
-      return this.forget(file, { type: 'session-file-removed', file });
+      this.forget(file, { type: 'session-file-removed', file });
+      // Said, not only done (RELIABILITY B4): a notice for the gone file — unless the whole home
+      // went, which the home's own "waiting for" says once. The last REMOVED_NOTICES are kept; an
+      // older one is cleared, so months of archived lanes do not pile up (nor does memory).
+      if (await exists(this.home)) {
+        this.push({ type: 'warnings', file, warnings: [{ file, line: null, message: 'removed: the session file is gone (archived or deleted); its session is shown from its checkpoint, if it has one', severity: 'warning' }] });
+        this.removedNotices.delete(file);
+        this.removedNotices.add(file);
+        for (const old of this.removedNotices) {
+          if (this.removedNotices.size <= REMOVED_NOTICES) break;
+          this.removedNotices.delete(old);
+          if (this.shownWarnings.delete(old)) this.buffer.push({ type: 'warnings', file: old, warnings: [] });
+        }
+      }
+      return;
     }
+    this.removedNotices.delete(file);
     // A file resumed from the cache with nothing appended: its entry is still right.
     if (r.fromCache ? r.bytesRead > 0 : r.changed) this.cacheStale(file);
     if (r.changed) this.push({ type: 'session-file', facts: r.facts });
@@ -2051,4 +2069,15 @@ function waitAtMost(p: Promise<unknown>, ms: number): Promise<void> {
     };
     p.then(done, done);
   });
+}
+
+/** How many removed session files keep their "removed" notice at once. */
+export const REMOVED_NOTICES = 20;
+
+/** Whether a path exists (anything at it). */
+async function exists(p: string): Promise<boolean> {
+  return fsp.lstat(p).then(
+    () => true,
+    () => false,
+  );
 }
