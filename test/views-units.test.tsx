@@ -5,6 +5,7 @@ import type { Key } from 'ink';
 import { buildSnapshot, createSnapshotCache, retimeBase, type SessionView } from '../src/model/snapshot.js';
 import { activityBuckets, recordActivity, sameObservations, sparkline, squeeze, type ActivityLog, type ActivityObservation } from '../src/views/activity.js';
 import { detailLines } from '../src/views/detail-lines.js';
+import { warningLines } from '../src/views/incident-lines.js';
 import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
 import { clipLine, lineText, windowLines } from '../src/views/line.js';
 import { footerLine } from '../src/views/footer-lines.js';
@@ -200,6 +201,17 @@ test('held column widths: a column widens at once and narrows only after a minut
   layoutColumns(wider, 200, held, NOW + 2 * COLUMN_HOLD_MS);
   layoutColumns(wider, 199, held, NOW + 2 * COLUMN_HOLD_MS);
   assert.equal(widthsOf(layoutColumns(cells, 200, held, NOW + 2 * COLUMN_HOLD_MS + 1)), plainNarrow, 'after a resize nothing is held');
+});
+
+test('warnings: the message first, wrapped; the file, line and offset after it, wrapped; nothing cut at a narrow width', () => {
+  const file = '/home/someone/.pi/agent/sessions/--home-someone-work-a-rather-long-project-name--/2026-12-07T16-00-00-000Z_99999999-9999-4999-8999-999999999999.jsonl';
+  const message = 'invalid entry at offset 1304: loop-continuation-state data.armed: Invalid input: expected boolean, received string';
+  const lines = warningLines([{ file, line: 8, offset: 1304, message, severity: 'error' }], 60).map(lineText);
+  assert.match(lines[1]!, /^  error {3}invalid entry at offset 1304:/, 'the message leads');
+  for (const l of lines) assert.ok(displayWidth(l) <= 60, `${displayWidth(l)} cells: ${l}`);
+  const text = lines.slice(1).map((l) => l.trim()).join(' ');
+  assert.ok(text.replace(/ /g, '').includes(`${file}:8@1304`.replace(/ /g, '')), `the whole place is there: ${text}`);
+  assert.ok(text.includes('expected boolean, received string'), 'the whole message is there');
 });
 
 test('stale checkpoints are marked in the row', () => {

@@ -61,14 +61,22 @@ export function incidentRecordLines(i: IncidentRecord, roots: readonly SessionVi
   return lines;
 }
 
-/** Warnings about bad files and lines. */
-export function warningLines(warnings: readonly Warning[]): Line[] {
+/**
+ * Warnings about bad files and lines: the message first, wrapped to the width, then where (file,
+ * line, byte offset) on its own wrapped lines — a long path must not push the message off the
+ * screen (a home's paths are often wider than the terminal).
+ */
+export function warningLines(warnings: readonly Warning[], width = 120): Line[] {
   if (warnings.length === 0) return [];
-  return [
-    plainLine(`Warnings (${warnings.length}): files or lines that could not be read`, { bold: true }),
-    ...warnings.map((w) => [
-      span(`  ${w.severity === 'error' ? 'error  ' : 'warning'} `, { color: w.severity === 'error' ? 'red' : 'yellow' }),
-      span(`${w.file}${w.line !== null ? `:${w.line}` : ''}${w.offset !== undefined ? ` @${w.offset}` : ''}  ${w.message}`),
-    ]),
-  ];
+  const indent = '          ';
+  const room = Math.max(20, width - indent.length);
+  const lines: Line[] = [plainLine(`Warnings (${warnings.length}): files or lines that could not be read`, { bold: true })];
+  for (const w of warnings) {
+    const message = wrapWords(w.message, room);
+    lines.push([span(`  ${w.severity === 'error' ? 'error  ' : 'warning'} `, { color: w.severity === 'error' ? 'red' : 'yellow' }), span(message[0]!)]);
+    for (const more of message.slice(1)) lines.push([span(indent), span(more)]);
+    const where = `${w.file}${w.line !== null ? `:${w.line}` : ''}${w.offset !== undefined ? ` @${w.offset}` : ''}`;
+    for (const part of wrapWords(where, room)) lines.push([span(indent), span(part, { dim: true })]);
+  }
+  return lines;
 }

@@ -203,7 +203,7 @@ function incidentsBody(input: ScreenInput, height: number, sizes: Screen['sizes'
     span(`Incidents (${list.length}${inc.filter ? ` of ${snapshot.incidents.length}` : ''}), newest first`, { bold: true }),
     span(inc.filterEditing || inc.filter ? `  filter: ${inc.filter}${inc.filterEditing ? '▏' : ''}` : '  (/ filters by class or session, Enter opens, Esc back)', { dim: !inc.filterEditing }),
   ];
-  const warnings = warningLines(snapshot.warnings);
+  const warnings = warningLines(snapshot.warnings, input.width);
   // Warnings below the list get at most a third of the room while there are incidents to show.
   const warnRoom = warnings.length === 0 ? 0 : list.length === 0 ? height - 2 : Math.min(warnings.length, Math.max(2, Math.floor(height / 3)));
   const listRoom = Math.max(1, height - 1 - warnRoom);
@@ -221,7 +221,10 @@ function incidentsBody(input: ScreenInput, height: number, sizes: Screen['sizes'
     if (list.length > shown.length) out.push({ key: 'inc-more', line: plainLine(`  +${list.length - shown.length} more`, { dim: true }) });
   }
   const used = out.length;
-  const warn = windowLines(warnings, Math.max(0, height - used), 0).lines;
+  const room = Math.max(0, height - used);
+  const warn = windowLines(warnings, room, 0).lines;
+  // Cut: say where every warning can be read whole.
+  if (warnings.length > room && warn.length > 0) warn[warn.length - 1] = plainLine(`  +${warnings.length - (room - 1)} more lines of warnings: \`loop-dash status --json\` lists every one`, { dim: true });
   return [...out, ...keyed('warn', warn)].slice(0, height);
 }
 
