@@ -189,6 +189,10 @@ describe('tolerance', () => {
   test('control characters never reach the summary', async () => {
     const r = await incident(`root/${SID}-${STAMP}-arm-refused.json`, { v: 1, session: SID, class: 'loop-arm-refused', reason: 'a\u001b]0;pwned\u0007b\r\nc' });
     assert.doesNotMatch(r.record?.summary ?? '', /[\u0000-\u001f]/);
+    // Escape sequences go whole: no `[2J`, `]0;title` or `[?1049h` left of them.
+    const s = await incident(`root/${SID}-${STAMP}-arm-refused-2.json`, { v: 1, session: SID, class: 'loop-arm-refused', reason: 'x\u001b[2J\u001b[H\u001b]0;HACKED\u0007\u001b[?1049h\u001b[?25l OVERWRITE' });
+    assert.match(s.record?.summary ?? '', /reason: xOVERWRITE|reason: x OVERWRITE/);
+    assert.doesNotMatch(s.record?.summary ?? '', /\[2J|\[H|HACKED|\[\?1049h|\[\?25l/);
   });
 
   test('bad JSON, missing, not an object', async () => {

@@ -12,6 +12,7 @@ import { fileWarning, readJsonObjectFile, type KnownStat, type SmallFileRead } f
 import { relativeInside } from './rel-path.js';
 import { epochMsFrom, epochMsFromStamp } from './time-value.js';
 import { validateLenient } from './validate.js';
+import { sanitize } from '../views/text.js';
 
 const str = z.string().nullable().optional();
 const num = z.number().finite().nullable().optional();
@@ -111,7 +112,8 @@ export function summariseIncident(r: IncidentRecord, raw: Record<string, unknown
     }
   }
   const text = `${r.movedAside ? '[moved aside] ' : ''}${label}${parts.length ? ` — ${parts.join(', ')}` : ''}`;
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ');
+  // Escape sequences go whole (their bodies too: `[2J`, `]0;title`), other controls become spaces.
+  const clean = sanitize(text);
   return clean.length > SUMMARY_MAX ? `${clean.slice(0, SUMMARY_MAX - 1)}…` : clean;
 }
 
