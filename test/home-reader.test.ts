@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLiveStore } from '../src/app/live-store.js';
@@ -125,6 +125,26 @@ test('removed session files are said to be removed; only the last REMOVED_NOTICE
     writeRootSession(home, { id: 'gone-0', cwd: '/work/g0', at: T0 });
     await waitFor(() => store.getState().sessionFiles.has(back), 'the file back', 5000);
     assert.ok(!notices().includes(back), 'a file read again has no removal notice');
+  } finally {
+    await store.stop();
+  }
+});
+
+test('an incident file that stays empty past its grace gets a warning naming it (a cut-off one already did)', async () => {
+  const home = tempHome();
+  writeRootSession(home, { id: 'root-e', cwd: '/work/e', at: T0 });
+  const dir = path.join(home, 'incidents', 'root');
+  mkdirSync(dir, { recursive: true });
+  const empty = path.join(dir, 'empty.json');
+  writeFileSync(empty, '');
+  const old = new Date(Date.now() - 60_000);
+  utimesSync(empty, old, old);
+  const store = createLiveStore([home], { reconcileMs: 100, batchMs: 10 });
+  try {
+    await store.start();
+    await waitFor(() => store.getState().warnings.get(empty)?.[0]?.message.startsWith('incident file is empty'), () => `a warning for the empty incident: ${JSON.stringify(store.getState().warnings.get(empty))}`, 5000);
+    writeFileSync(empty, JSON.stringify({ v: 1, session: 'root-e', class: 'loop-arm-refused', at: new Date(T0).toISOString() }));
+    await waitFor(() => (store.getState().warnings.get(empty) ?? []).length === 0 && store.getState().incidents.has(empty), 'the warning cleared once it is written', 5000);
   } finally {
     await store.stop();
   }

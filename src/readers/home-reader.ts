@@ -17,7 +17,7 @@ import { readAck, JournalReader } from './journal.js';
 import { LivenessLinks } from './liveness-links.js';
 import { COALESCE_MS, Periodic } from './periodic.js';
 import { probeProcess, type ProcessProbeResult } from './process-probe.js';
-import type { SmallFileRead } from './json-file.js';
+import { fileWarning, type SmallFileRead } from './json-file.js';
 import type { ReadCounter } from './read-counter.js';
 import { SMALL_FILE_READERS, type SmallFileKind } from './small-file-kinds.js';
 import { relativeInside, resolvedPrefix } from './rel-path.js';
@@ -1286,8 +1286,10 @@ export class HomeReader {
       else if (kind === 'lane-status') this.push({ type: 'lane-status', status: r.record as LaneRunStatus });
       else this.push({ type: 'receipt', receipt: r.record as WatcherReceipt });
     }
-    this.push({ type: 'warnings', file, warnings: r.warnings });
-    this.noteFailure(file, r.warnings);
+    // Still empty or cut off past its grace: said (a cut-off one names its line; an empty one was silent).
+    const warnings = kind === 'incident' && r.transient && !r.record && r.warnings.length === 0 ? [fileWarning(file, 'incident file is empty (past the grace a writer gets to finish it)', 'warning')] : r.warnings;
+    this.push({ type: 'warnings', file, warnings });
+    this.noteFailure(file, warnings);
     this.remember(file, kind, found);
   }
 
