@@ -334,6 +334,37 @@ test("loop-pi's follow-up after a ceiling abort: its turn is not counted as the 
   }
 });
 
+test("a disarmed root is not restarted by an extension's message either (loop-pi's follow-up): the run is cut at its start, its text held, and arm releases it", { timeout: 60_000 }, async () => {
+  const { home, cwd } = makeHome({ retry: { baseDelayMs: 200 } });
+  const pi = await PiProcess.start({ node, home, cwd, extensions: [PROVIDER, AUTO_TURNS, EXTENSION], model: MODEL });
+  try {
+    const session = ((await pi.request({ type: 'get_state' })).data as { sessionId: string }).sessionId;
+    await checkpointWhen(home, session, 'the first checkpoint', () => true);
+    assert.equal((await control(home, session, 'disarm')).status, 'applied');
+    await checkpointWhen(home, session, 'held', (c) => c.held !== null);
+    await pi.prompt('/fixture-cut-next [[stream count=5 every=50]] the follow-up after the cut');
+    const since = pi.cursor;
+    await pi.prompt('[[stream count=50 every=100]] a request the ceiling cuts');
+    // The cut, then the follow-up message: held, its run cut before any request streams.
+    const held = await checkpointWhen(home, session, 'the follow-up held', (c) => c.held?.heldTurnStarts === 1, 15_000);
+    await pi.waitFor((r) => r.type === 'agent_settled' && pi.recordsOf('agent_settled', since).length >= 2, 10_000, 'the held run to settle', since);
+    const answers = pi.recordsOf('message_end', since).map((r) => r.message as PiRecord).filter((m) => m.role === 'assistant');
+    assert.ok(answers.every((m) => m.stopReason === 'aborted'), `no request answered while held: ${JSON.stringify(answers.map((m) => m.stopReason))}`);
+    assert.ok(held.held);
+    const entries = sessionEntries(((await pi.request({ type: 'get_state' })).data as { sessionFile: string }).sessionFile).filter((e) => e.type === 'custom' && e.customType === 'loop-dash-control');
+    assert.deepEqual(entries.at(-1)!.data.heldMessages, ['[[stream count=5 every=50]] the follow-up after the cut'], 'its text is kept with the hold');
+
+    // arm: released as one turn, which answers.
+    const armSince = pi.cursor;
+    assert.equal((await control(home, session, 'arm')).status, 'applied');
+    await pi.waitFor((r) => r.type === 'agent_settled', 15_000, 'the released turn to settle', armSince);
+    const released = pi.recordsOf('message_end', armSince).map((r) => r.message as PiRecord).filter((m) => m.role === 'assistant');
+    assert.deepEqual(released.map((m) => m.stopReason), ['stop'], 'exactly one turn, answered');
+  } finally {
+    pi.kill('SIGKILL');
+  }
+});
+
 test('an owner abort stops the tools that run (no request follows them), and cancels the retry pi makes of a 429 that says "usage limit"', { timeout: 90_000 }, async () => {
   const { home, cwd } = makeHome({ retry: { baseDelayMs: 4_000 } });
   const pi = await PiProcess.start({ node, home, cwd, extensions: [PROVIDER, EXTENSION], model: MODEL });

@@ -17,8 +17,8 @@ export function registerLoopDash(pi: PiApi, options: RuntimeOptions = {}): LoopD
   pi.on('session_start', (_e, ctx: PiContext) => guard('session_start', () => rt.onSessionStart(ctx)));
   pi.on('session_shutdown', () => guard('session_shutdown', () => rt.onSessionShutdown()));
   pi.on('input', (e, ctx) => guard('input', () => rt.onInput(e, ctx)));
-  pi.on('before_agent_start', (e) => {
-    guard('before_agent_start', () => rt.onBeforeAgentStart(e));
+  pi.on('before_agent_start', (e, ctx) => {
+    guard('before_agent_start', () => rt.onBeforeAgentStart(e, ctx));
     return undefined;
   });
   pi.on('turn_start', (e, ctx) => guard('turn_start', () => rt.onTurnStart(e, ctx)));

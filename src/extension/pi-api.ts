@@ -48,6 +48,8 @@ export interface PiMessage {
   errorMessage?: string;
   /** A custom message's type (`role: "custom"`, sent by an extension with `pi.sendMessage`). */
   customType?: string;
+  /** A custom message's content: text, or parts. */
+  content?: unknown;
 }
 
 /** Return value of an `input` handler. */

@@ -86,6 +86,8 @@ export class LoopDashRuntime {
   private readonly pidStart: string | null;
   private tracker: TrackerState;
   private hold: Hold | null = null;
+  /** A run a held session's extension message started: cut at its first turn (onBeforeAgentStart). */
+  private cutHeldRun = false;
   private ctx: PiContext | null = null;
   private writer: CheckpointWriter | null = null;
   private inbox: ControlInbox | null = null;
@@ -219,15 +221,36 @@ export class LoopDashRuntime {
 
   onTurnStart(event: { timestamp?: number }, ctx: PiContext): void {
     this.ctx = ctx;
+    // A held run that got this far (the abort at its start came too early for pi): cut it now.
+    if (this.cutHeldRun) ctx.abort();
     const settings = this.readSettings();
     const at = typeof event.timestamp === 'number' && Number.isFinite(event.timestamp) ? event.timestamp : this.now();
     this.apply({ type: 'request-start', at, limits: settings.limits, retry: settings.retry });
     this.changed();
   }
 
-  /** A run starts: by loop-pi's follow-up message (sent while idle), its turn is that follow-up. */
-  onBeforeAgentStart(event: { messageType?: string; message?: PiMessage }): void {
-    if (event.messageType === 'custom' && event.message?.customType === FOLLOW_UP_MESSAGE_TYPE) this.apply({ type: 'follow-up-starts', at: this.now() });
+  /**
+   * A run starts. By loop-pi's follow-up message (sent while idle), its turn is that follow-up.
+   * Started by any extension's message (`pi.sendMessage(…, {triggerTurn: true})`, which passes
+   * no `input` event) while the session is held, it is an automatic restart the hold is for: the
+   * run is cut before its request and the message's text kept with the held turn starts, so
+   * `arm` releases it (our own release message is the owner's arm, never held).
+   */
+  onBeforeAgentStart(event: { messageType?: string; message?: PiMessage }, ctx?: PiContext): void {
+    if (ctx) this.ctx = ctx;
+    // Each run decides for itself: a cut meant for another run is never carried into this one.
+    this.cutHeldRun = false;
+    const m = event.message;
+    if (event.messageType !== 'custom' || !m) return;
+    if (m.customType === FOLLOW_UP_MESSAGE_TYPE) this.apply({ type: 'follow-up-starts', at: this.now() });
+    if (!this.hold || m.customType === RELEASE_MESSAGE_TYPE) return;
+    const text = messageText(m);
+    this.hold = text ? holdMessage(this.hold, text) : holdContinuation(this.hold);
+    this.persistHold(null);
+    this.cutHeldRun = true;
+    this.ctx?.abort();
+    this.changed();
+    this.log(`held a run started by an extension's message (${m.customType ?? 'custom'}); ${heldTurnStarts(this.hold)} turn start(s) held`);
   }
 
   onMessageStart(event: { message: PiMessage }, ctx: PiContext): void {
@@ -291,6 +314,7 @@ export class LoopDashRuntime {
 
   onSettled(event: { aborted: boolean }, ctx: PiContext): void {
     this.ctx = ctx;
+    this.cutHeldRun = false;
     this.apply({ type: 'settled', at: this.now(), aborted: event.aborted === true });
     this.changed();
   }
@@ -466,4 +490,12 @@ export class LoopDashRuntime {
 
 function modelName(model: { provider: string; id: string } | undefined): string | null {
   return model ? `${model.provider}/${model.id}` : null;
+}
+
+/** The text of a custom message (a string, or text parts), or '' when it has none. */
+function messageText(m: PiMessage): string {
+  const c = m.content;
+  if (typeof c === 'string') return c;
+  if (!Array.isArray(c)) return '';
+  return c.map((p: unknown) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '')).join('');
 }
