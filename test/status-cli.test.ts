@@ -189,6 +189,21 @@ test('demo --status --dir where no directory can be made: one clear line and exi
   rmSync(path.dirname(file), { recursive: true, force: true });
 });
 
+test('demo --status --dir into a directory that already holds a demo home: refused with exit 2, the home untouched (it piled up: 28 incidents for 14)', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-demo-twice-'));
+  try {
+    const first = spawnSync(process.execPath, [BIN, 'demo', '--status', '--dir', dir], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, CI: 'true' } });
+    assert.equal(first.status, 0, first.stderr);
+    const before = readdirSync(path.join(dir, 'home')).sort();
+    const second = spawnSync(process.execPath, [BIN, 'demo', '--status', '--dir', dir], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, CI: 'true' } });
+    assert.equal(second.status, 2, second.stderr);
+    assert.match(second.stderr, /^loop-dash: demo --dir .*: .*home already holds a home \(an earlier demo\?\); remove it or name another directory\n$/);
+    assert.deepEqual(readdirSync(path.join(dir, 'home')).sort(), before);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('loop-dash help and help COMMAND print the help, exit 0', () => {
   for (const [args, first] of [
     [['help'], /^Usage: loop-dash \[options\] \[command\]/],

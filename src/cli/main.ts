@@ -1,6 +1,6 @@
 /** The command line (SPEC §6). Each command returns its exit code; nothing here calls process.exit. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
@@ -279,6 +279,9 @@ function canDrawTui(io: Io): boolean {
 async function buildDemoHome(dir: string | undefined, now: number): Promise<{ home: string; manifest: DemoManifest }> {
   const base = dir ? path.resolve(dir) : mkdtempSync(path.join(os.tmpdir(), 'loop-dash-demo-'));
   const home = path.join(base, 'home');
+  // A second demo into the same home would add its sessions and incidents to the first's: refused,
+  // never removed for the user (it may be theirs).
+  if (dir !== undefined && readdirOrEmpty(home).length > 0) throw new InputError(`demo --dir ${dir}: ${home} already holds a home (an earlier demo?); remove it or name another directory`);
   const { generateHome } = await import('../demo/generate.js');
   try {
     const manifest = await generateHome(home, {
@@ -318,3 +321,11 @@ function deadPid(): number {
   return r.pid ?? 999_999;
 }
 
+/** The names in a directory; none when it is missing or not one. */
+function readdirOrEmpty(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
