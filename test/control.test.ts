@@ -476,6 +476,13 @@ test('the command finds sessions by id, unique prefix or name, through lanes, an
   assert.equal(targetFromCheckpoint({ ...rows[0]!, checkpoint: { state: 'retry-wait', request: { turn: 3, startedAt: 1 } } }), null);
 });
 
+test('the command says when the session looks lost or ended, as the dashboard dialog does', () => {
+  const row: ControlSessionLike = { session: 'llll', name: 'gone', model: 'm', home: '/h', role: 'root', state: 'lost', checkpoint: { state: 'requesting', request: { turn: 2, startedAt: T0 - 3000 } } };
+  assert.match(describePlannedAction(row, 'abort', targetFromCheckpoint(row), T0), /note {5}the session looks lost \(its process is gone\): nothing may be there to answer/);
+  assert.match(describePlannedAction({ ...row, state: 'ended' }, 'arm', null, T0), /note {5}the session looks ended/);
+  assert.doesNotMatch(describePlannedAction({ ...row, state: 'requesting' }, 'abort', targetFromCheckpoint(row), T0), /note/);
+});
+
 test('an abort while tools run targets the request that asked for them; in a retry wait it cancels the retry', () => {
   const base: ControlSessionLike = { session: 'tttt', name: 'tooling', model: 'm', home: '/h', role: 'root', checkpoint: null };
   const tools = { ...base, checkpoint: { state: 'tools', request: null, lastRequest: { turn: 4, startedAt: T0 - 65_000, endedAt: T0 - 5_000, stopReason: 'toolUse' } } };

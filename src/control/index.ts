@@ -123,6 +123,8 @@ export interface ControlSessionLike {
   checkpoint?: { state?: string; request?: { turn: number; startedAt: number } | null; lastRequest?: unknown } | null;
   /** `clockSkewMs`: the checkpoint's times were moved back by it (a writer's clock ahead of ours). */
   source?: { clockSkewMs?: number };
+  /** The session's state as the dashboard derives it (`lost`, `ended`: nothing may answer). */
+  state?: string;
   lanes?: readonly ControlSessionLike[];
 }
 
@@ -267,6 +269,8 @@ export function describePlannedAction(s: ControlSessionLike, action: ControlActi
     }
   }
   lines.push(`  effect   ${effect}`);
+  // As the dashboard's dialog: a session whose process is gone cannot answer.
+  if (s.state === 'lost' || s.state === 'ended') lines.push(`  note     the session looks ${s.state === 'lost' ? 'lost (its process is gone)' : 'ended'}: nothing may be there to answer`);
   return `${lines.map(plain).join('\n')}\n`;
 }
 
