@@ -91,7 +91,7 @@ if (!process.execArgv.some((a) => a.startsWith('--interrupt-budget'))) setFlagsF
 
 /**
  * Loads the script bundle with V8's code cache from `<cache dir>/code/main.script.v8`: a header
- * naming the bundle (a digest of its text), Node and a digest of the data, then V8's data. V8
+ * naming the bundle (a digest of its text and its path), Node and a digest of the data, then V8's data. V8
  * checks its own version, flags and the source's length, and rejects what does not match (the
  * script is then compiled as usual); the header keeps a cache of another build of the same
  * length from being used, the digest one damaged on disk (V8 does not check its data's
@@ -109,7 +109,9 @@ function loadScript() {
   // and `npm test` builds again, and a build of the same code writes the same bytes, so its code
   // cache still serves (~0.75 ms to hash the 1.25 MB here; crypto is loaded for the data's
   // digest anyway).
-  const bundleKey = `${digest(source, 'latin1')}:${process.version}:${process.arch}`;
+  // And by its path: V8 takes a script's name from the cache it is given, so a cache another
+  // checkout of the same build made would put that checkout's paths in this one's stack traces.
+  const bundleKey = `${digest(source, 'latin1')}:${process.version}:${process.arch}:${script}`;
   const enabled = !process.env.LOOP_DASH_NO_CODE_CACHE;
   // V8 rejects a cache made under other V8 flags: each set of node flags (the command line's and
   // NODE_OPTIONS) keeps a cache of its own (started as a command, with the flag above, or as

@@ -149,6 +149,15 @@ test('the code cache: written by a start that had none, used by the next and aft
     assert.equal(version(env(s.marks('stale'))), expected);
     assert.equal(codeState(s.marks('stale')), 'none');
 
+    // The same build made by another checkout: V8 would give this one that checkout's file name
+    // (in every stack trace), so it is not used either.
+    assert.ok(head.bundle.endsWith(`:${SCRIPT}`), `the key names the script it was made for: ${head.bundle}`);
+    const elsewhere = Buffer.from(JSON.stringify({ ...head, bundle: head.bundle.replace(`:${SCRIPT}`, ':/elsewhere/dist/src/cli/main.script.cjs') }), 'utf8');
+    len.writeUInt32LE(elsewhere.length, 0);
+    writeFileSync(cacheFile, Buffer.concat([len, elsewhere, good.subarray(4 + n)]));
+    assert.equal(version(env(s.marks('elsewhere'))), expected);
+    assert.equal(codeState(s.marks('elsewhere')), 'none');
+
     // Not a cache at all.
     writeFileSync(cacheFile, 'garbage');
     assert.equal(version(env(s.marks('garbage'))), expected);
