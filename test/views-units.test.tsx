@@ -5,6 +5,7 @@ import type { Key } from 'ink';
 import { buildSnapshot, createSnapshotCache, retimeBase, type SessionView } from '../src/model/snapshot.js';
 import { activityBuckets, recordActivity, sameObservations, sparkline, squeeze, type ActivityLog, type ActivityObservation } from '../src/views/activity.js';
 import { detailLines } from '../src/views/detail-lines.js';
+import { headerLines } from '../src/views/header-lines.js';
 import { warningLines } from '../src/views/incident-lines.js';
 import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
 import { clipLine, lineText, windowLines } from '../src/views/line.js';
@@ -212,6 +213,17 @@ test('warnings: the message first, wrapped; the file, line and offset after it, 
   const text = lines.slice(1).map((l) => l.trim()).join(' ');
   assert.ok(text.replace(/ /g, '').includes(`${file}:8@1304`.replace(/ /g, '')), `the whole place is there: ${text}`);
   assert.ok(text.includes('expected boolean, received string'), 'the whole message is there');
+});
+
+test('header: a held session whose request runs on (a disarm does not cut it) counts as live', () => {
+  const header = (state: ReturnType<typeof fixtureState>) => lineText(headerLines({ snapshot: buildSnapshot(state, NOW, { host: HOST }), sort: 'first-limit', filter: '', filterEditing: false, readOnly: false })[0]!);
+  const before = /(\d+) live/.exec(header(fixtureState()))![1]!;
+  const held = header(fixtureState([cpEvent(requesting(ID.web, 10 * MIN, { held: { since: NOW - MIN, by: 'ann@box', heldTurnStarts: 0 } }))]));
+  assert.match(held, new RegExp(`\\b${before} live`), held);
+  const snap = buildSnapshot(fixtureState([cpEvent(requesting(ID.web, 10 * MIN, { held: { since: NOW - MIN, by: 'ann@box', heldTurnStarts: 0 } }))]), NOW, { host: HOST });
+  assert.equal(snap.roots.find((r) => r.session === ID.web)?.state, 'held');
+  const idleHeld = header(fixtureState([cpEvent(requesting(ID.web, 10 * MIN, { state: 'idle', request: null, held: { since: NOW - MIN, by: 'ann@box', heldTurnStarts: 0 } }))]));
+  assert.match(idleHeld, new RegExp(`\\b${Number(before) - 1} live`), 'held and idle is not live');
 });
 
 test('stale checkpoints are marked in the row', () => {

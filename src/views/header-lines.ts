@@ -74,7 +74,8 @@ function rootCounts(root: SessionView): RootCounts {
     // docs/PERFORMANCE.md, "Indexed loops on the start's path").
     for (let i = -1; i < root.lanes.length; i++) {
       const v = i < 0 ? root : root.lanes[i]!;
-      if (LIVE.has(v.state)) c.live++;
+      // A held session's request runs on (a disarm does not cut it): live all the same.
+      if (LIVE.has(v.state) || (v.state === 'held' && v.checkpoint !== null && LIVE.has(v.checkpoint.state))) c.live++;
       if (v.state === 'lost') c.lost++;
     }
     countsMemo.set(key, c);
