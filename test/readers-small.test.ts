@@ -265,6 +265,14 @@ describe('checkpoint file', () => {
     assert.match(str.warnings[0]?.message ?? '', /limits: not an object/);
   });
 
+  test('another version of our contract is said to be one ("unknown version"), not dumped as a schema failure', async () => {
+    const home = tmpHome();
+    const r = await readCheckpointFile(home, write(path.join(home, 'loop-dash/checkpoints/sess-1.json'), JSON.stringify(checkpoint({ v: 2, state: 'whatever-v2-says' }))));
+    assert.equal(r.record, null);
+    assert.equal(r.warnings.length, 1);
+    assert.equal(r.warnings[0]?.message, 'unknown version: v 2 (this loop-dash reads version 1); not read');
+  });
+
   test('schema failure names the zod path', async () => {
     const home = tmpHome();
     const bad = checkpoint({ state: 'dancing' });

@@ -34,6 +34,12 @@ export function validateStrict<S extends z.ZodType>(
   if (fast !== NOT_SURE) return { data: fast, warnings: [] };
   const r = schema.safeParse(value);
   if (r.success) return { data: r.data, warnings: [] };
+  // Our contract's files carry `v: 1`: another version is said to be one, not dumped as a schema
+  // failure (docs/CONTRACT.md, "Versioned").
+  if (r.error.issues.some((i) => i.path.length === 1 && i.path[0] === 'v') && value !== null && typeof value === 'object' && 'v' in value) {
+    const v = (value as { v: unknown }).v;
+    return { data: null, warnings: [{ file, line, message: `unknown version: v ${JSON.stringify(v) ?? String(v)} (this loop-dash reads version 1); not read`, severity: 'error' }] };
+  }
   return { data: null, warnings: [{ file, line, message: `schema: ${describeIssues(r.error.issues)}`, severity: 'error' }] };
 }
 
