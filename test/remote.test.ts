@@ -204,6 +204,9 @@ test('loop-dash --remote URL with stdout not a terminal prints local and remote 
     assert.ok(lines.some((l) => l.startsWith('local ') && l.includes('api-refactor')));
     assert.ok(lines.some((l) => l.startsWith(`${HOST} `) && l.includes('api-refactor')), stdout);
     assert.ok(stdout.includes(`remote ${HOST} (${serve.url}/api/status): `), stdout);
+    // `status` takes the same --remote (it was accepted and ignored).
+    const status = (await run(process.execPath, [BIN, 'status', '--home', laptop.home, '--remote', serve.url])).stdout;
+    assert.ok(status.split('\n').some((l) => l.startsWith(`${HOST} `) && l.includes('api-refactor')), status);
     const bad = await run(process.execPath, [BIN, '--home', laptop.home, '--remote', 'ftp://x']).catch((e: { code: number; stderr: string }) => e);
     assert.equal((bad as { code: number }).code, 2);
     assert.match((bad as { stderr: string }).stderr, /--remote: "ftp:\/\/x" must be an http/);

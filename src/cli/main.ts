@@ -64,11 +64,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--remote <url>', "also show another machine's loop-dash serve, read-only (repeatable; e.g. http://127.0.0.1:9464)", collect)
     .action(async (opts: { home?: string[]; readOnly?: boolean; poll?: boolean; remote?: string[] }) => {
       const homes = resolveHomes(opts.home);
-      const remotes = (opts.remote ?? []).map((r) => {
-        const u = statusUrl(r);
-        if ('error' in u) throw new InputError(u.error);
-        return u.url;
-      });
+      const remotes = remoteUrls(opts.remote);
       if (!canDrawTui(io)) {
         if (!remotes.length) checkHomes(homes, { mustExist: true });
         code = await printStatus(homes, { json: false, remotes }, io);
@@ -96,9 +92,11 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--json', 'print the JSON document (SPEC §6)')
     .option('--now <iso>', 'evaluate every clock at this instant')
     .action(async (opts: { home?: string[]; json?: boolean; now?: string }, cmd: Command) => {
-      const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
+      const parent = cmd.parent?.opts<{ home?: string[]; remote?: string[] }>();
+      const homes = resolveHomes(opts.home ?? parent?.home);
       checkHomes(homes, { mustExist: true });
-      code = await printStatus(homes, { json: !!opts.json, now: parseNow(opts.now, io.now) }, io);
+      // `--remote URL` (the program's option) adds that machine's rows here as in the dashboard.
+      code = await printStatus(homes, { json: !!opts.json, now: parseNow(opts.now, io.now), remotes: remoteUrls(parent?.remote) }, io);
     });
 
   program
@@ -328,4 +326,13 @@ function readdirOrEmpty(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** The `--remote` URLs as status URLs; a bad one is bad input. */
+function remoteUrls(given: string[] | undefined): string[] {
+  return (given ?? []).map((r) => {
+    const u = statusUrl(r);
+    if ('error' in u) throw new InputError(u.error);
+    return u.url;
+  });
 }
