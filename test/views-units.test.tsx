@@ -13,7 +13,7 @@ import { footerLine } from '../src/views/footer-lines.js';
 import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
 import { treeRows, type TreeRow } from '../src/views/session-rows.js';
 import { COLUMN_HOLD_MS, ColumnWidths, layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached, type RowCells } from '../src/views/table-layout.js';
-import { ageText, countdownKey } from '../src/views/cells.js';
+import { ageText, countdownKey, sessionCells } from '../src/views/cells.js';
 import { displayWidth, fit, sanitize, takeWidth, truncate, wrapWords } from '../src/views/text.js';
 import { drawAxis } from '../src/views/timeline.js';
 import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
@@ -224,6 +224,18 @@ test('header: a held session whose request runs on (a disarm does not cut it) co
   assert.equal(snap.roots.find((r) => r.session === ID.web)?.state, 'held');
   const idleHeld = header(fixtureState([cpEvent(requesting(ID.web, 10 * MIN, { state: 'idle', request: null, held: { since: NOW - MIN, by: 'ann@box', heldTurnStarts: 0 } }))]));
   assert.match(idleHeld, new RegExp(`\\b${Number(before) - 1} live`), 'held and idle is not live');
+});
+
+test('a resume coming has no colour; one overdue (nothing restarted the root when due) is a warning', () => {
+  // Stopped 90 s ago after its first resume: the second is predicted 2 min after the stop.
+  const state = fixtureState([cpEvent(checkpoint(ID.ops, { state: 'stopped', recovery: { stoppedAt: NOW - 90_000, resumes: 1, nextResumeAt: null, reason: 'stalled request' } })), factsEvent(facts(ID.ops, 'ops-root'))]);
+  const at = (t: number) => buildSnapshot(state, t, { host: HOST }).roots.find((r) => r.session === ID.ops)!;
+  const coming = sessionCells(at(NOW), NOW).resume;
+  assert.match(coming.text, /^0:30 #\d+ pred$/);
+  assert.equal(coming.urgency, 'none');
+  const late = sessionCells(at(NOW + 94_000), NOW + 94_000).resume;
+  assert.match(late.text, /^-1:04 #\d+ pred$/);
+  assert.equal(late.urgency, 'warning');
 });
 
 test('stale checkpoints are marked in the row', () => {

@@ -76,15 +76,22 @@ export function sessionCells(v: SessionView, now: number, homeLabel = ''): Recor
     episode: c.episode
       ? { text: `${formatRemaining(c.episode.remainingMs)} ${c.episode.attemptsLeft}/${c.episode.maxAttempts} left`, urgency: urgency(c.episode.remainingMs) }
       : plain('—'),
+    // A resume or retry coming is expected, not a danger: no colour; overdue (the loop or pi did
+    // not restart it when due), a warning.
     resume: c.nextResume
-      ? { text: `${formatRemaining(c.nextResume.remainingMs)} #${c.nextResume.step} ${c.nextResume.source === 'scheduled' ? 'sched' : 'pred'}`, urgency: 'none' }
+      ? { text: `${formatRemaining(c.nextResume.remainingMs)} #${c.nextResume.step} ${c.nextResume.source === 'scheduled' ? 'sched' : 'pred'}`, urgency: overdue(c.nextResume.remainingMs) }
       : c.nextRetry
-        ? { text: `retry ${formatRemaining(c.nextRetry.remainingMs)}`, urgency: 'none' }
+        ? { text: `retry ${formatRemaining(c.nextRetry.remainingMs)}`, urgency: overdue(c.nextRetry.remainingMs) }
         : plain('—'),
     armed: plain(v.held ? 'HELD' : v.armed === true ? 'armed' : v.armed === false ? 'disarmed' : '—'),
     incidents: plain(v.incidents ? String(v.incidents) : '·'),
     age: plain(ageText(v, now)),
   };
+}
+
+/** An expected restart's urgency: a warning once it is overdue, else none. */
+function overdue(remainingMs: number): Urgency {
+  return remainingMs < 0 ? 'warning' : 'none';
 }
 
 /**
