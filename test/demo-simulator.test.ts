@@ -10,7 +10,7 @@ import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import { DEMO, MIN } from '../src/demo/scenarios.js';
 import { startSimulator, type Simulator } from '../src/demo/simulator.js';
 import { followAction, requestAction } from '../src/control/index.js';
-import { CHECKPOINT_STALE_MS } from '../src/model/snapshot.js';
+import { CHECKPOINT_STALE_MS, IDLE_CHECKPOINT_STALE_MS } from '../src/model/snapshot.js';
 
 type Obj = Record<string, unknown>;
 
@@ -332,6 +332,33 @@ test('a checkpoint waiting for a retry is rewritten at least every 15 s, so it i
     }, 10_000);
     assert.ok(samples >= 20, `the retry wait was sampled (${samples} times)`);
     assert.ok(oldest <= CHECKPOINT_STALE_MS, `never older than the stale limit: ${oldest} ms`);
+    await sim.stop();
+    assert.equal(sim.stats().errors, 0, String(sim.stats().lastError));
+  } finally {
+    await sim?.stop();
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('an idle, held or stopped session’s checkpoint is rewritten every 30 s, so it is never marked stale (75 s)', async () => {
+  const { base, manifest, find } = await demo();
+  let sim: Simulator | null = null;
+  try {
+    const clock = fastClock(manifest.now, 120);
+    sim = startSimulator(manifest.home, manifest, { clock, intervalMs: 10 });
+    const quiet = [find(DEMO.held), find(DEMO.waiting), find(DEMO.quota)];
+    const started = clock();
+    let oldest = 0;
+    // Four minutes of clock time (~2 s here): several refreshes each.
+    await waitFor('four minutes of clock time', () => {
+      for (const s of quiet) {
+        const cp = readCheckpoint(s.checkpoint!);
+        if (cp && cp.state !== 'ended') oldest = Math.max(oldest, clock() - cp.updatedAt);
+      }
+      return clock() - started >= 4 * MIN;
+    }, 10_000);
+    assert.ok(oldest <= IDLE_CHECKPOINT_STALE_MS, `never older than the stale limit: ${oldest} ms`);
+    assert.ok(oldest > 0);
     await sim.stop();
     assert.equal(sim.stats().errors, 0, String(sim.stats().lastError));
   } finally {

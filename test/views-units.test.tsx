@@ -17,6 +17,7 @@ import { ageText, countdownKey, sessionCells } from '../src/views/cells.js';
 import { displayWidth, fit, sanitize, takeWidth, truncate, wrapWords } from '../src/views/text.js';
 import { drawAxis } from '../src/views/timeline.js';
 import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
+import type { Checkpoint } from '../src/contract/checkpoint.js';
 import { checkpoint, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, requesting } from './views-fixtures.js';
 
 const MIN = 60_000;
@@ -236,6 +237,16 @@ test('a resume coming has no colour; one overdue (nothing restarted the root whe
   const late = sessionCells(at(NOW + 94_000), NOW + 94_000).resume;
   assert.match(late.text, /^-1:04 #\d+ pred$/);
   assert.equal(late.urgency, 'warning');
+});
+
+test('an idle or stopped checkpoint is stale past 75 s (it is rewritten every 30 s); an ended one never', () => {
+  const row = (over: Partial<Checkpoint>) => buildSnapshot(fixtureState([cpEvent(checkpoint(ID.ops, over))]), NOW, { host: HOST }).roots.find((r) => r.session === ID.ops)!;
+  assert.equal(row({ state: 'idle', request: null, updatedAt: NOW - 74_000 }).source.stale, false);
+  const idle = row({ state: 'idle', request: null, updatedAt: NOW - 76_000 });
+  assert.equal(idle.source.stale, true);
+  assert.match(detailLines(idle, { now: NOW, width: 200, noColor: true, incidents: [], journal: undefined, acks: new Map(), activity: undefined, local: [] }).map(lineText).join('\n'), /STALE: refreshed at least every 60 s/);
+  assert.equal(row({ state: 'stopped', request: null, updatedAt: NOW - 76_000 }).source.stale, true);
+  assert.equal(row({ state: 'ended', request: null, updatedAt: NOW - 3_600_000 }).source.stale, false);
 });
 
 test('stale checkpoints are marked in the row', () => {

@@ -98,6 +98,8 @@ const SPLIT_DELAY_MS = 120;
 /** A request whose last model event is older than this at start is treated as gone silent. */
 const SILENT_AFTER_MS = 2 * MIN;
 const KEEPALIVE_EVERY_MS = 15 * SEC;
+/** An idle, stopped or held session's checkpoint is rewritten this often, as the extension does. */
+const IDLE_REFRESH_MS = 30 * SEC;
 /** SPEC §4.1: a checkpoint at most once per second on model events, at least every 15 s in flight. */
 const CHECKPOINT_MIN_GAP_MS = SEC;
 const CHECKPOINT_MAX_GAP_MS = 15 * SEC;
@@ -747,8 +749,10 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       try {
         step(a, t);
         // A request in flight, tools running or a retry awaited: rewritten at least every 15 s
-        // (readers mark such a checkpoint stale past 20 s), as the extension does.
-        if (REFRESHED_STATES.has(a.cp.state) && t - a.lastCheckpointWrite >= CHECKPOINT_MAX_GAP_MS) saveCheckpoint(a, t);
+        // (readers mark such a checkpoint stale past 20 s); any other but an ended one every 30 s
+        // (stale past 75 s) — as the extension does.
+        const gap = REFRESHED_STATES.has(a.cp.state) ? CHECKPOINT_MAX_GAP_MS : IDLE_REFRESH_MS;
+        if (a.cp.state !== 'ended' && t - a.lastCheckpointWrite >= gap) saveCheckpoint(a, t);
         syncInbox(a);
         if (a.role === 'root' && a.stateLog && t >= a.nextHeartbeatAt && a.cp.state !== 'ended') {
           appendStateLog(a, t, 'heartbeat', 'daemon', { at: stateLogTs(t) });

@@ -32,6 +32,17 @@ import type {
 
 /** A checkpoint of a request in flight is expected at least every 15 s; past this it is stale. */
 export const CHECKPOINT_STALE_MS = 20_000;
+/**
+ * Any other checkpoint of a running session (idle, stopped) is expected at least every 60 s
+ * (docs/CONTRACT.md; the extension writes every 30 s); past this it is stale (SPEC §2: data older
+ * than its expected refresh is marked stale). An `ended` checkpoint is never rewritten.
+ */
+export const IDLE_CHECKPOINT_STALE_MS = 75_000;
+
+/** How old a checkpoint in this state may be before it is stale; null: it is never refreshed. */
+export function checkpointStaleAfter(state: Checkpoint['state']): number | null {
+  return state === 'ended' ? null : REFRESHED_STATES.has(state) ? CHECKPOINT_STALE_MS : IDLE_CHECKPOINT_STALE_MS;
+}
 
 /** Liveness as judged for a checkpoint (see liveness.ts). */
 export type LivenessStatus = 'alive' | 'gone' | 'pid-reused' | 'unknown' | 'remote-fresh' | 'remote-stale';
@@ -1165,8 +1176,8 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   );
 
   const checkpointAgeMs = p.checkpoint ? now - cp!.updatedAt : null;
-  const expectsRefresh = cp && REFRESHED_STATES.has(cp.state);
-  const stale = !!(expectsRefresh && checkpointAgeMs !== null && checkpointAgeMs > CHECKPOINT_STALE_MS && derived.state !== 'lost');
+  const staleAfter = cp ? checkpointStaleAfter(cp.state) : null;
+  const stale = !!(staleAfter !== null && checkpointAgeMs !== null && checkpointAgeMs > staleAfter && derived.state !== 'lost');
 
   const runId = facts?.runId ?? cp?.runId ?? null;
   const laneStatus = inputs.laneStatus;
@@ -1197,7 +1208,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
       stableUntil = Number.isFinite(age) ? Math.min(cp.updatedAt + (Math.round(age / 1000) + 0.5) * 1000, age <= REMOTE_STALE_MS ? cp.updatedAt + REMOTE_STALE_MS : Infinity) : now;
     }
     // (A lost session is never stale: past the edge, a row that is not stale stays so.)
-    if (expectsRefresh && !stale && cp.updatedAt + CHECKPOINT_STALE_MS >= now) stableUntil = Math.min(stableUntil, cp.updatedAt + CHECKPOINT_STALE_MS);
+    if (staleAfter !== null && !stale && cp.updatedAt + staleAfter >= now) stableUntil = Math.min(stableUntil, cp.updatedAt + staleAfter);
     if (cp.state === 'idle') for (const t of timers) if (t.at !== null && t.at > now) stableUntil = Math.min(stableUntil, t.at);
   }
 

@@ -10,6 +10,7 @@ import { activityBuckets, sparkline, squeeze, ACTIVITY_BUCKETS, type ActivityTra
 import { formatAge } from './cells.js';
 import { plainLine, span, type Line } from './line.js';
 import { describeOutcome, journalActions, outcomeOf } from './owner-actions.js';
+import { REFRESHED_STATES } from '../contract/checkpoint-states.js';
 import { clockLines, timelinePicture } from './timeline.js';
 import { formatClockTime, formatDuration, formatRelative } from './time-format.js';
 
@@ -74,7 +75,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
     );
   }
   const dataAge = v.source.checkpoint
-    ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? ' (STALE: refreshed at least every 15 s while a request, its tools or a retry wait runs)' : ''}`
+    ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? (v.checkpoint && REFRESHED_STATES.has(v.checkpoint.state) ? ' (STALE: refreshed at least every 15 s while a request, its tools or a retry wait runs)' : ' (STALE: refreshed at least every 60 s while its session runs; is the extension still running?)') : ''}`
     : `no checkpoint; session file last active ${v.lastActivityAt !== null ? formatRelative(v.lastActivityAt, now) : 'unknown'}`;
   const skew = v.source.clockSkewMs > 0 ? ` · its writer's clock runs ${formatDuration(v.source.clockSkewMs)} ahead of this machine's: its times are shown moved back by that (from the file's mtime)` : '';
   lines.push(item(`data: ${dataAge}${skew}`));

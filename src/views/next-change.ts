@@ -9,7 +9,7 @@
  * this does not know about).
  */
 import { REMOTE_STALE_MS } from '../model/liveness.js';
-import { CHECKPOINT_STALE_MS, type SessionView, type Snapshot } from '../model/snapshot.js';
+import { checkpointStaleAfter, type SessionView, type Snapshot } from '../model/snapshot.js';
 import { RowList, type RowSeq } from './row-list.js';
 import type { TreeRow } from './session-rows.js';
 import type { ViewState } from './view-state.js';
@@ -57,7 +57,8 @@ function stillRowChangeAt(v: SessionView, now: number): number {
     const updated = v.source.checkpointUpdatedAt;
     at = Math.min(at, ageChangeAt(updated, now));
     // A checkpoint turns stale (and another host's process `remote-stale`) by its age alone.
-    const stale = updated + CHECKPOINT_STALE_MS + 1;
+    const staleAfter = v.checkpoint ? checkpointStaleAfter(v.checkpoint.state) : null;
+    const stale = staleAfter === null ? Infinity : updated + staleAfter + 1;
     const remoteStale = updated + REMOTE_STALE_MS + 1;
     if (stale > now) at = Math.min(at, stale);
     if (remoteStale > now) at = Math.min(at, remoteStale);
