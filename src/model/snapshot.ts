@@ -1208,7 +1208,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
       stableUntil = Number.isFinite(age) ? Math.min(cp.updatedAt + (Math.round(age / 1000) + 0.5) * 1000, age <= REMOTE_STALE_MS ? cp.updatedAt + REMOTE_STALE_MS : Infinity) : now;
     }
     // (A lost session is never stale: past the edge, a row that is not stale stays so.)
-    if (staleAfter !== null && !stale && cp.updatedAt + staleAfter >= now) stableUntil = Math.min(stableUntil, cp.updatedAt + staleAfter);
+    if (staleAfter !== null && !stale && derived.state !== 'lost' && cp.updatedAt + staleAfter >= now) stableUntil = Math.min(stableUntil, cp.updatedAt + staleAfter);
     if (cp.state === 'idle') for (const t of timers) if (t.at !== null && t.at > now) stableUntil = Math.min(stableUntil, t.at);
   }
 

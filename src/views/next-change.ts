@@ -57,7 +57,8 @@ function stillRowChangeAt(v: SessionView, now: number): number {
     const updated = v.source.checkpointUpdatedAt;
     at = Math.min(at, ageChangeAt(updated, now));
     // A checkpoint turns stale (and another host's process `remote-stale`) by its age alone.
-    const staleAfter = v.checkpoint ? checkpointStaleAfter(v.checkpoint.state) : null;
+    // (A lost session is never stale: no edge to wake for.)
+    const staleAfter = v.checkpoint && v.state !== 'lost' ? checkpointStaleAfter(v.checkpoint.state) : null;
     const stale = staleAfter === null ? Infinity : updated + staleAfter + 1;
     const remoteStale = updated + REMOTE_STALE_MS + 1;
     if (stale > now) at = Math.min(at, stale);
