@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLiveStore } from '../src/app/live-store.js';
-import { REMOVED_NOTICES } from '../src/readers/home-reader.js';
+import { HomeReader, REMOVED_NOTICES } from '../src/readers/home-reader.js';
 import { buildSnapshot } from '../src/model/snapshot.js';
 import { assistantEntry, customEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { waitFor } from './support/wait-for.js';
@@ -147,5 +147,25 @@ test('an incident file that stays empty past its grace gets a warning naming it 
     await waitFor(() => (store.getState().warnings.get(empty) ?? []).length === 0 && store.getState().incidents.has(empty), 'the warning cleared once it is written', 5000);
   } finally {
     await store.stop();
+  }
+});
+
+test('a settings.json that is a symlink (a dotfiles repository) is read once, not again at every sweep', async () => {
+  const home = tempHome();
+  writeRootSession(home, { id: 'root-l', cwd: '/work/l', at: T0 });
+  const real = path.join(path.dirname(home), `settings-real-${process.pid}.json`);
+  writeFileSync(real, JSON.stringify({ loopPi: { requestCeiling: { inactivityMs: 600_000 } } }));
+  symlinkSync(real, path.join(home, 'settings.json'));
+  const settingsRead: number[] = [];
+  const reader = new HomeReader({ home, emit: (events) => events.forEach((e) => e.type === 'settings' && settingsRead.push((e.settings.settings as { loopPi?: { requestCeiling?: { inactivityMs?: number } } } | null)?.loopPi?.requestCeiling?.inactivityMs ?? 0)), polling: true, reconcileMs: 50, batchMs: 10 });
+  try {
+    await reader.start();
+    assert.deepEqual(settingsRead, [600_000]);
+    const start = reader.stats().sweeps;
+    await waitFor(() => reader.stats().sweeps >= start + 5, 'five sweeps', 5000);
+    assert.deepEqual(settingsRead, [600_000], 'read once, not at every sweep');
+  } finally {
+    await reader.stop();
+    rmSync(real, { force: true });
   }
 });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { readCheckpointFile, isCheckpointFileName } from '../src/readers/checkpoint-file.js';
 import { effectiveLimits, limitsFromSettings, type HomeLimits } from '../src/model/limits.js';
+import { checkpointSkewMs } from '../src/model/clock-skew.js';
 import { readJsonFile, readJsonFileSync, type JsonFileResult } from '../src/readers/json-file.js';
 import fc from 'fast-check';
 import { findExcessDepth, locateJsonError, parseJsonText } from '../src/readers/json-text.js';
@@ -263,6 +264,16 @@ describe('checkpoint file', () => {
     const str = await readCheckpointFile(home, write(path.join(dir, 'sess-1.json'), JSON.stringify(checkpoint({ limits: 'fast' }))));
     assert.equal(str.record?.checkpoint.limits, null);
     assert.match(str.warnings[0]?.message ?? '', /limits: not an object/);
+  });
+
+  test('the mtime a checkpoint record carries is its content’s: a walk’s stat older than a rewrite it read is not taken for a clock ahead', async () => {
+    const home = tmpHome();
+    const file = write(path.join(home, 'loop-dash/checkpoints/sess-1.json'), JSON.stringify(checkpoint({ updatedAt: Date.now() })));
+    const walked = { size: fs.statSync(file).size, mtimeMs: Date.now() - 10_000, ino: fs.statSync(file).ino };
+    const r = await readCheckpointFile(home, file, walked);
+    assert.ok(r.record);
+    assert.ok(r.record.mtimeMs >= fs.statSync(file).mtimeMs, 'the file\'s own mtime, not the walk\'s');
+    assert.equal(checkpointSkewMs(r.record), 0);
   });
 
   test('another version of our contract is said to be one ("unknown version"), not dumped as a schema failure', async () => {

@@ -207,6 +207,9 @@ test('loop-dash --remote URL with stdout not a terminal prints local and remote 
     // `status` takes the same --remote (it was accepted and ignored).
     const status = (await run(process.execPath, [BIN, 'status', '--home', laptop.home, '--remote', serve.url])).stdout;
     assert.ok(status.split('\n').some((l) => l.startsWith(`${HOST} `) && l.includes('api-refactor')), status);
+    // A monitoring machine with no pi home of its own: the remote rows, not "no pi home".
+    const bare = await run(process.execPath, [BIN, 'status', '--remote', serve.url], { env: { ...process.env, PI_CODING_AGENT_DIR: path.join(laptop.home, 'no-such-home') } });
+    assert.ok(bare.stdout.split('\n').some((l) => l.includes('api-refactor')), bare.stdout);
     const bad = await run(process.execPath, [BIN, '--home', laptop.home, '--remote', 'ftp://x']).catch((e: { code: number; stderr: string }) => e);
     assert.equal((bad as { code: number }).code, 2);
     assert.match((bad as { stderr: string }).stderr, /--remote: "ftp:\/\/x" must be an http/);

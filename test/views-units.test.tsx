@@ -187,8 +187,12 @@ test('held column widths: a column widens at once and narrows only after a minut
   const held = new ColumnWidths();
   assert.equal(widthsOf(layoutColumns(cells, 200, held, NOW)), plainNarrow, 'the first layout is the cells\' own');
   assert.equal(widthsOf(layoutColumns(wider, 200, held, NOW + 1_000)), plainWide, 'wider cells widen the columns at once');
-  assert.equal(widthsOf(layoutColumns(cells.slice(), 200, held, NOW + 1_000 + COLUMN_HOLD_MS - 1)), plainWide, 'narrower cells within the minute: the widths are kept');
-  assert.equal(widthsOf(layoutColumns(cells, 200, held, NOW + 1_000 + COLUMN_HOLD_MS)), plainNarrow, 'a minute unneeded: the columns narrow');
+  // The wide cells stay on screen, with no layout made, until the narrower ones come at +2 min:
+  // the widths are held for a minute from then, not from the wide layout.
+  const narrowFrom = NOW + 2 * MIN;
+  assert.equal(widthsOf(layoutColumns(cells.slice(), 200, held, narrowFrom)), plainWide, 'narrower cells: the widths are kept');
+  assert.equal(widthsOf(layoutColumns(cells, 200, held, narrowFrom + COLUMN_HOLD_MS - 1)), plainWide, 'within the minute: still kept');
+  assert.equal(widthsOf(layoutColumns(cells, 200, held, narrowFrom + COLUMN_HOLD_MS)), plainNarrow, 'a minute unneeded: the columns narrow');
 
   // At a width where the wide texts make the model column abbreviate, it stays abbreviated.
   const fits = (l: ReturnType<typeof layoutColumns>) => 2 + l.columns.reduce((n, c) => n + c.width, 0) + l.columns.length - 1;
@@ -200,9 +204,10 @@ test('held column widths: a column widens at once and narrows only after a minut
   assert.ok(layoutColumns(cells, edge, atEdge, NOW + 1_000).columns.find((c) => c.id === 'model')!.compact, 'held: still abbreviated a second later');
 
   // A resize starts again from the cells' own widths.
-  layoutColumns(wider, 200, held, NOW + 2 * COLUMN_HOLD_MS);
-  layoutColumns(wider, 199, held, NOW + 2 * COLUMN_HOLD_MS);
-  assert.equal(widthsOf(layoutColumns(cells, 200, held, NOW + 2 * COLUMN_HOLD_MS + 1)), plainNarrow, 'after a resize nothing is held');
+  const later = narrowFrom + 3 * COLUMN_HOLD_MS;
+  layoutColumns(wider, 200, held, later);
+  layoutColumns(wider, 199, held, later);
+  assert.equal(widthsOf(layoutColumns(cells, 200, held, later + 1)), plainNarrow, 'after a resize nothing is held');
 });
 
 test('warnings: the message first, wrapped; the file, line and offset after it, wrapped; nothing cut at a narrow width', () => {

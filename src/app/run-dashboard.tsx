@@ -397,8 +397,8 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
     }
     terminal.done();
     restoreConsole();
-    // Waits for acks still running end here (a request younger than 10 s gets no outcome line
-    // from this dashboard; its session's extension journals its own when it answers).
+    // Waits for acks still running end here (a request not yet expired gets no outcome line from
+    // this dashboard; its session's extension journals its own when it answers).
     follows.abort();
     audit.stop();
     opts.remote?.stop();

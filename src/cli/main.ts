@@ -93,8 +93,10 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .option('--now <iso>', 'evaluate every clock at this instant')
     .action(async (opts: { home?: string[]; json?: boolean; now?: string }, cmd: Command) => {
       const parent = cmd.parent?.opts<{ home?: string[]; remote?: string[] }>();
-      const homes = resolveHomes(opts.home ?? parent?.home);
-      checkHomes(homes, { mustExist: true });
+      const given = opts.home ?? parent?.home;
+      const homes = resolveHomes(given);
+      // With --remote and no --home, a machine with no pi home of its own shows the remote rows.
+      if (!parent?.remote?.length || given?.length) checkHomes(homes, { mustExist: true });
       // `--remote URL` (the program's option) adds that machine's rows here as in the dashboard.
       code = await printStatus(homes, { json: !!opts.json, now: parseNow(opts.now, io.now), remotes: remoteUrls(parent?.remote) }, io);
     });

@@ -392,6 +392,8 @@ export class LoopDashRuntime {
 
   private arm(request: ControlRequest, by: string, reason: string | null): ActionOutcome {
     const held = this.hold;
+    // Armed: a run being cut for the hold is the owner's to let go from now on.
+    this.cutHeldRun = false;
     const hadOwnerAbort = this.tracker.ownerAbort !== null;
     this.hold = null;
     if (hadOwnerAbort) this.apply({ type: 'owner-abort-cleared' });

@@ -6,15 +6,17 @@
  *
  * The file's mtime tells when it was written by the file system's clock — this machine's, or a
  * file server's near it — so `updatedAt − mtime` is how far the writer's clock is ahead, and every
- * time of the checkpoint is moved back by that much. With no usable mtime (unknown, or itself in
- * our future: the file system keeps the writer's clock), nothing is moved — there is nothing of
- * ours to measure against, and a move by `now` would make a dead writer look alive for ever —
- * so its times stay as written (an age below zero shows as such). A writer whose clock is *behind* is left
+ * time of the checkpoint is moved back by that much. With no usable mtime (unknown), or one as far
+ * ahead as `updatedAt` (the file system keeps the writer's clock: `updatedAt − mtime` is then
+ * small), nothing is moved — there is nothing of ours to measure against, and a move by `now`
+ * would make a dead writer look alive for ever — so its times stay as written (an age below zero
+ * shows as such). The mtime must be the content's: the reader stats the file again when it
+ * suspects a skew (checkpoint-file.ts). A writer whose clock is *behind* is left
  * as it is: its checkpoint then looks old (stale, or another host's process lost), which alarms
  * rather than reassures — and an mtime newer than the content (a `touch`, a copy) must never make
  * an old checkpoint look fresh.
  *
- * Pure: a function of the record and `now`.
+ * Pure: a function of the record alone.
  */
 import type { Checkpoint } from '../contract/checkpoint.js';
 import type { CheckpointRecord } from './types.js';

@@ -2,7 +2,9 @@
  * Request checkpoints (SPEC §4.1): `<home>/loop-dash/checkpoints/<sessionId>.json`, our own
  * contract, so validated strictly against the shared schema.
  */
+import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { SKEW_TOLERANCE_MS } from '../model/clock-skew.js';
 import { checkpointLimitsSchema, checkpointSchema, type CheckpointLimits } from '../contract/checkpoint.js';
 import type { CheckpointRecord } from '../model/types.js';
 import type { Warning } from '../model/types.js';
@@ -34,13 +36,18 @@ export async function readCheckpointFile(home: string, file: string, stat?: Know
   const out = [...read.warnings, ...limits.warnings];
   // The valid part of bad limits (tolerantLimits): a field each; effectiveLimits checks each one.
   if (limits.partial) data.limits = limits.partial as CheckpointLimits;
+  // The mtime may be the walk's, taken before a rewrite this read saw (a live checkpoint is
+  // rewritten every second): a writer's clock ahead (clock-skew.ts) is judged by the file's mtime
+  // now. A rewrite since only makes it newer, which moves nothing.
+  let mtimeMs = read.mtimeMs ?? 0;
+  if (data.updatedAt - mtimeMs > SKEW_TOLERANCE_MS) mtimeMs = Math.max(mtimeMs, await fsp.stat(file).then((st) => st.mtimeMs, () => 0));
   if (named !== data.session) {
     out.push(fileWarning(file, `checkpoint is for session ${data.session}, but the file is named ${named}`, 'warning'));
   }
   return {
     ...read,
     warnings: out,
-    record: { file, home, session: data.session, checkpoint: data, mtimeMs: read.mtimeMs ?? 0 },
+    record: { file, home, session: data.session, checkpoint: data, mtimeMs },
   };
 }
 

@@ -1287,7 +1287,10 @@ export class HomeReader {
       else this.push({ type: 'receipt', receipt: r.record as WatcherReceipt });
     }
     // Still empty or cut off past its grace: said (a cut-off one names its line; an empty one was silent).
-    const warnings = kind === 'incident' && r.transient && !r.record && r.warnings.length === 0 ? [fileWarning(file, 'incident file is empty (past the grace a writer gets to finish it)', 'warning')] : r.warnings;
+    const warnings =
+      kind === 'incident' && r.transient && !r.record && r.warnings.length === 0
+        ? [fileWarning(file, this.opts.watch ? 'incident file is empty (past the grace a writer gets to finish it)' : 'incident file is empty (or being written)', 'warning')]
+        : r.warnings;
     this.push({ type: 'warnings', file, warnings });
     this.noteFailure(file, warnings);
     this.remember(file, kind, found);
@@ -1710,7 +1713,8 @@ export class HomeReader {
     // Known as read (stat first: a change after it is a change to a sweep): one found missing is
     // forgotten, so its return — even the same file with the same size, mtime and inode, moved
     // out and back, or the whole home — is new to a sweep.
-    const stats = await Promise.all([p.settings, p.models].map((file) => fsp.lstat(file).then((st) => ({ file, st }), () => ({ file, st: null }))));
+    // stat, as the walk does: a settings.json linked from a dotfiles repository is a file here too.
+    const stats = await Promise.all([p.settings, p.models].map((file) => fsp.stat(file).then((st) => ({ file, st }), () => ({ file, st: null }))));
     const r = await readHomeSettings(this.home);
     for (const { file, st } of stats) {
       if (st?.isFile()) this.known.set(file, { kind: 'settings', size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
@@ -1820,6 +1824,11 @@ export class HomeReader {
         warnings: walk.homeExists ? [] : [{ file: this.home, line: null, message: `waiting for ${this.home} (it was removed)`, severity: 'warning' }],
       });
       if (walk.homeExists) await this.loadSettings();
+      else {
+        // The home's own "waiting for" says it all: the removal notices of its files go.
+        for (const file of this.removedNotices) if (this.shownWarnings.delete(file)) this.buffer.push({ type: 'warnings', file, warnings: [] });
+        this.removedNotices.clear();
+      }
     }
     this.pushWalkProblems(walk.problems);
     this.syncWatches(walk.dirs);

@@ -112,7 +112,8 @@ export function summariseIncident(r: IncidentRecord, raw: Record<string, unknown
     }
   }
   const text = `${r.movedAside ? '[moved aside] ' : ''}${label}${parts.length ? ` — ${parts.join(', ')}` : ''}`;
-  // Escape sequences go whole (their bodies too: `[2J`, `]0;title`), other controls become spaces.
+  // Escape sequences go whole (their bodies too: `[2J`, `]0;title`); tabs and newlines become
+  // spaces, other controls are dropped (the views' sanitize).
   const clean = sanitize(text);
   return clean.length > SUMMARY_MAX ? `${clean.slice(0, SUMMARY_MAX - 1)}…` : clean;
 }

@@ -197,17 +197,24 @@ export const COLUMN_HOLD_MS = 60_000;
  */
 export class ColumnWidths {
   private terminalWidth = -1;
-  private readonly held = new Map<string, { width: number; neededAt: number }>();
+  private readonly held = new Map<string, { width: number; neededAt: number; neededNow: boolean }>();
 
   /** When the layout last made would first narrow a column held wider than its cells need. */
   narrowsAt = Number.POSITIVE_INFINITY;
 
-  /** Starts a layout for a terminal of `width` columns; nothing is held across a resize. */
-  begin(width: number): void {
+  /**
+   * Starts a layout at `now` for a terminal of `width` columns; nothing is held across a resize.
+   * What the last layout's cells needed stayed on screen until now (frames may not have been laid
+   * out since, with nothing changing): it counts as needed now.
+   */
+  begin(width: number, now: number): void {
     this.narrowsAt = Number.POSITIVE_INFINITY;
-    if (width === this.terminalWidth) return;
-    this.terminalWidth = width;
-    this.held.clear();
+    if (width !== this.terminalWidth) {
+      this.terminalWidth = width;
+      this.held.clear();
+      return;
+    }
+    for (const h of this.held.values()) if (h.neededNow) h.neededAt = Math.max(h.neededAt, now);
   }
 
   /** The width to give a column whose cells now need `natural`, at `now`. */
@@ -215,9 +222,10 @@ export class ColumnWidths {
     const key = compact ? `${id}:c` : id;
     const h = this.held.get(key);
     if (h === undefined || natural >= h.width || now - h.neededAt >= COLUMN_HOLD_MS) {
-      this.held.set(key, { width: natural, neededAt: now });
+      this.held.set(key, { width: natural, neededAt: now, neededNow: true });
       return natural;
     }
+    h.neededNow = false;
     this.narrowsAt = Math.min(this.narrowsAt, h.neededAt + COLUMN_HOLD_MS);
     return h.width;
   }
@@ -241,7 +249,7 @@ export function layoutColumns(rows: readonly RowCells[], width: number, widths: 
   // Once a held width may narrow, the same cells are laid out again.
   const same = m && m.width === width && m.widths === widths && now < m.narrowsAt;
   if (same && m.rows.length === rows.length && m.rows.every((r, i) => r === rows[i])) return m.layout;
-  widths?.begin(width);
+  widths?.begin(width, now);
   const layout = computeLayout(rows, width, widths === null ? naturalWidth : (r, id, compact) => widths.hold(id, compact, naturalWidth(r, id, compact), now));
   lastLayout = { rows: rows.slice(), width, widths, narrowsAt: widths?.narrowsAt ?? Number.POSITIVE_INFINITY, layout };
   return layout;
