@@ -101,6 +101,8 @@ test('error classes: quota before rate limit, owner-needing classes are not retr
   // A per-minute usage limit on a 429 is pi's to retry: a rate limit, not a quota.
   assert.equal(classifyError('429 Too Many Requests: per-minute usage limit reached, retry shortly'), 'rate-limit');
   assert.equal(classifyError('You have reached your usage limit for this plan'), 'quota');
+  assert.equal(classifyError('429 Rate limit reached: too many tokens per minute'), 'rate-limit', 'a rate limit, not a context overflow');
+  assert.equal(classifyError('prompt is too long: 210000 tokens > 200000 maximum'), 'context-length');
   for (const m of ['GoUsageLimitError: limit reached', '429 {"code":"1308","message":"plan limit"}', 'subscription_sharing_usage_limit_exceeded']) {
     assert.equal(classifyError(m), 'quota', `pi does not retry "${m}": a quota`);
   }

@@ -95,8 +95,10 @@ const RULES: Array<[ErrorClass, RegExp]> = [
   ['quota', PI_NON_RETRYABLE],
   ['auth', /\b401\b|\b403\b|unauthori[sz]ed|forbidden|invalid.{0,20}api.?key|authentication|no api key|expired token/i],
   ['policy', /content.?policy|safety|moderation|refus(ed|al) by policy|policy violation/i],
-  ['context-length', /context.?length|context.?window|maximum context|too many tokens|prompt is too long|context_length_exceeded/i],
+  // A rate limit before the context length: "429 … too many tokens per minute" is a rate limit,
+  // which pi retries (its overflow check exempts rate limits).
   ['rate-limit', /\b429\b|rate.?limit|too many requests|resourceexhausted/i],
+  ['context-length', /context.?length|context.?window|maximum context|too many tokens|prompt is too long|context_length_exceeded/i],
   ['timeout', /timed? ?out|timeout|etimedout/i],
   ['server', /\b5\d\d\b|overloaded|server.?error|internal.?error|service.?(is.?)?(temporarily.?)?unavailable|bad gateway|upstream|capacity|server_busy|servers are currently busy|high demand|provider.?returned.?(an.?)?error|request buffer limit/i],
   ['network', /network|connection|econnreset|econnrefused|econnaborted|epipe|socket|fetch failed|terminated|getaddrinfo|enotfound|eai_again|stream (ended|disconnected|was interrupted)|ended without|other side closed|http\/?2 stream failed|request to \S+ failed, reason:/i],
