@@ -18,17 +18,23 @@ import { waitFor } from './support/wait-for.js';
 
 const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
 
-test('the dashboard ticks, opens a detail pane, writes an abort for the row under the cursor, and quits cleanly', async (t) => {
-  assert.ok(tmuxAvailable(), 'tmux is installed (.ci/run installs it)');
-  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-tui-'));
+/** A demo home whose live sessions name this process (so they show live), in a new directory. */
+async function liveHome(prefix: string) {
+  const base = mkdtempSync(path.join(os.tmpdir(), prefix));
   const home = path.join(base, 'home');
-  const m = await generateHome(home, {
+  const manifest = await generateHome(home, {
     now: Date.now(),
     livePid: process.pid,
     livePidStart: processStartIdentity(process.pid),
     deadPid: spawnSync(process.execPath, ['-e', '0']).pid!,
     repoDir: path.join(base, 'repo'),
   });
+  return { base, home, manifest };
+}
+
+test('the dashboard ticks, opens a detail pane, writes an abort for the row under the cursor, and quits cleanly', async (t) => {
+  assert.ok(tmuxAvailable(), 'tmux is installed (.ci/run installs it)');
+  const { base, home, manifest: m } = await liveHome('loop-dash-tui-');
   const target = m.sessions.find((s) => s.name === 'docs-sweep')!;
   const sttyFile = path.join(base, 'stty-after');
   const codeFile = path.join(base, 'exit-code');
@@ -92,15 +98,7 @@ test('the dashboard ticks, opens a detail pane, writes an abort for the row unde
 
 test('a terminal that goes away (the window closed) ends the dashboard as a hangup: no EIO crash, no abort in Node’s exit', async (t) => {
   assert.ok(tmuxAvailable(), 'tmux is installed (.ci/run installs it)');
-  const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-hangup-'));
-  const home = path.join(base, 'home');
-  await generateHome(home, {
-    now: Date.now(),
-    livePid: process.pid,
-    livePidStart: processStartIdentity(process.pid),
-    deadPid: spawnSync(process.execPath, ['-e', '0']).pid!,
-    repoDir: path.join(base, 'repo'),
-  });
+  const { base, home } = await liveHome('loop-dash-hangup-');
   const errFile = path.join(base, 'stderr');
   const endFile = path.join(base, 'ended');
   // A parent that outlives the terminal to record how the dashboard ended: it ignores the hangup,

@@ -24,6 +24,12 @@ export const checkpointRequestSchema = z.looseObject({
   keepalives: z.number().int().nonnegative(),
 });
 
+/**
+ * `{turn, startedAt}` of a request a checkpoint names — `request`, or the producer's extra
+ * `lastRequest` (docs/CONTRACT.md): what an abort targets.
+ */
+export const checkpointRequestRefSchema = z.looseObject({ turn: z.number().int().nonnegative(), startedAt: epochMs });
+
 export const checkpointEpisodeSchema = z.looseObject({
   startedAt: epochMs,
   attempts: z.number().int().nonnegative(),

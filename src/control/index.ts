@@ -3,6 +3,7 @@
  * the `abort|disarm|arm` commands both come through `requestAction` and `followAction`.
  */
 import { controlActions, isSafeSessionId, type ControlAction } from '../contract/control.js';
+import { checkpointRequestRefSchema } from '../contract/checkpoint.js';
 import { AtomicWriteError, nodeControlFs, type ControlFs } from './atomic-write.js';
 import { awaitAck, describeAckResult, ACK_TIMEOUT_MS, type AckResult, type WatchDir } from './await-ack.js';
 import {
@@ -206,9 +207,13 @@ export function targetFromCheckpoint(s: ControlSessionLike): ControlTarget | nul
 
 /** `{turn, startedAt}` of a checkpoint's `lastRequest` (an extra field, so checked here), or null. */
 function requestRef(value: unknown): ControlTarget | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const { turn, startedAt } = value as { turn?: unknown; startedAt?: unknown };
-  return Number.isInteger(turn) && (turn as number) >= 0 && Number.isFinite(startedAt) ? { turn: turn as number, startedAt: startedAt as number } : null;
+  const r = checkpointRequestRefSchema.safeParse(value);
+  return r.success ? { turn: r.data.turn, startedAt: r.data.startedAt } : null;
+}
+
+/** When a target's request started, in this machine's time (a target is in the session's: targetFromCheckpoint). */
+export function targetStartedHere(s: ControlSessionLike, t: ControlTarget): number {
+  return t.startedAt - (s.source?.clockSkewMs ?? 0);
 }
 
 /**
@@ -253,8 +258,7 @@ export function describePlannedAction(s: ControlSessionLike, action: ControlActi
   let effect = EFFECT[action];
   if (action === 'abort') {
     const scope = abortScope(s);
-    // The target is in the session's own time; its age in ours (see targetFromCheckpoint).
-    const started = target ? target.startedAt - (s.source?.clockSkewMs ?? 0) : 0;
+    const started = target ? targetStartedHere(s, target) : 0;
     if (target && scope === 'tools') {
       lines.push(`  request  turn ${target.turn} ended (started ${formatAge(now - started)} ago, ${iso(started)}); its tools are running`);
       effect = 'stop the tools of this turn (only if no later request has started), then hold the session: no request follows them, nothing restarts it until you arm it';

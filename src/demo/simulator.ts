@@ -11,7 +11,7 @@
  */
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { checkpointSchema, REFRESHED_STATES, type Checkpoint } from '../contract/checkpoint.js';
+import { checkpointRequestRefSchema, checkpointSchema, REFRESHED_STATES, type Checkpoint } from '../contract/checkpoint.js';
 import type { ControlRequest } from '../contract/control.js';
 import { staleTargetReason } from '../extension/control-check.js';
 import { abortApplied, ControlInbox, disarmApplied, type ActionOutcome } from '../extension/control-inbox.js';
@@ -954,7 +954,8 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     switch (request.action) {
       case 'abort': {
         const inFlight = a.cp.state === 'requesting' ? a.cp.request : null;
-        const tools = a.cp.state === 'tools' ? ((a.cp as { lastRequest?: { turn: number; startedAt: number } }).lastRequest ?? null) : null;
+        const ref = a.cp.state === 'tools' ? checkpointRequestRefSchema.safeParse((a.cp as { lastRequest?: unknown }).lastRequest) : null;
+        const tools = ref?.success ? ref.data : null;
         const stale = staleTargetReason(request.target, inFlight ?? (tools ? { ...tools, tools: true } : null));
         if (stale) return { status: 'stale-target', detail: `${stale}; nothing was cut` };
         const retryWait = a.cp.state === 'retry-wait';

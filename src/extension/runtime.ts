@@ -13,6 +13,7 @@ import { REFRESHED_STATES } from '../contract/checkpoint-states.js';
 import { isSafeSessionId, type ControlRequest } from '../contract/control.js';
 import { homePaths } from '../contract/paths.js';
 import { processStartIdentity } from '../readers/process-probe.js';
+import { contentText } from '../readers/session-entry.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { staleTargetReason } from './control-check.js';
 import { abortApplied, ControlInbox, disarmApplied, type AbortCut, type ActionOutcome } from './control-inbox.js';
@@ -244,7 +245,7 @@ export class LoopDashRuntime {
     if (event.messageType !== 'custom' || !m) return;
     if (m.customType === FOLLOW_UP_MESSAGE_TYPE) this.apply({ type: 'follow-up-starts', at: this.now() });
     if (!this.hold || m.customType === RELEASE_MESSAGE_TYPE) return;
-    const text = messageText(m);
+    const text = contentText(m.content);
     this.hold = text ? holdMessage(this.hold, text) : holdContinuation(this.hold);
     this.persistHold(null);
     this.cutHeldRun = true;
@@ -492,12 +493,4 @@ export class LoopDashRuntime {
 
 function modelName(model: { provider: string; id: string } | undefined): string | null {
   return model ? `${model.provider}/${model.id}` : null;
-}
-
-/** The text of a custom message (a string, or text parts), or '' when it has none. */
-function messageText(m: PiMessage): string {
-  const c = m.content;
-  if (typeof c === 'string') return c;
-  if (!Array.isArray(c)) return '';
-  return c.map((p: unknown) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '')).join('');
 }

@@ -51,7 +51,7 @@ export async function readCheckpointFile(home: string, file: string, stat?: Know
   };
 }
 
-const LIMIT_FIELDS = ['inactivityMs', 'absoluteMs', 'episodeMs', 'episodeMaxAttempts'] as const;
+const LIMIT_FIELDS = Object.keys(checkpointLimitsSchema.shape) as (keyof typeof checkpointLimitsSchema.shape)[];
 
 /**
  * A checkpoint's `limits` that do not match the contract cost only themselves, not the request

@@ -432,7 +432,7 @@ function customMessageHistoryItem(kind: string, at: number | null, content: unkn
 }
 
 /** The text of a message `content`: a string, or the text parts of a content array. */
-function contentText(content: unknown): string {
+export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   const texts: string[] = [];

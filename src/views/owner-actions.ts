@@ -4,7 +4,7 @@
  * the owner's journal in the model.
  */
 import type { ControlAck, ControlAction, JournalEntry } from '../contract/control.js';
-import { abortScope, sameTarget, targetFromCheckpoint } from '../control/index.js';
+import { abortScope, sameTarget, targetFromCheckpoint, targetStartedHere } from '../control/index.js';
 import { formatRemaining } from '../model/clocks.js';
 import type { SessionView } from '../model/snapshot.js';
 import { formatClockTime } from './time-format.js';
@@ -121,7 +121,7 @@ export function confirmText(
   // What the abort stops, as seen when x was pressed.
   const scope = abortScope(captured);
   // A target is in the session's own time; shown in ours (clock-skew.ts).
-  const ago = (t: { startedAt: number }) => now - (t.startedAt - v.source.clockSkewMs);
+  const ago = (t: { turn: number; startedAt: number }) => now - targetStartedHere(v, t);
   const who = v.role === 'root' ? 'the root' : 'the lane';
   const facts = [
     `session  ${v.session}`,
