@@ -216,7 +216,7 @@ test('loop-dash help and help COMMAND print the help, exit 0', () => {
   }
 });
 
-test('a home that is a file, or a one-shot command on a home that does not exist, or an unknown command: one clear line and exit 2', () => {
+test('a home that is a file, or a one-shot command (install-extension too) on a home that does not exist, or an unknown command: one clear line and exit 2', () => {
   const base = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-badhome-'));
   try {
     const file = path.join(base, 'a-file');
@@ -227,6 +227,8 @@ test('a home that is a file, or a one-shot command on a home that does not exist
       [['status', '--json', '--home', missing], /^loop-dash: no pi home at .*no-such-home \(it does not exist\); name yours with --home DIR/],
       [['incidents', '--home', missing], /^loop-dash: no pi home at .*no-such-home \(it does not exist\)/],
       [['audit', '--home', missing], /^loop-dash: no pi home at .*no-such-home \(it does not exist\)/],
+      [['install-extension', '--home', missing], /^loop-dash: no pi home at .*no-such-home \(create it, or pass --home/],
+      [['install-extension', '--home', file], /^loop-dash: .*a-file is not a directory \(expected a pi home\)/],
       // The dashboard waits for a home that does not exist yet (RELIABILITY B12), but not for a file.
       [['--home', file], /is not a directory/],
       [['frobnicate'], /^loop-dash: unknown command "frobnicate" \(one of status, incidents, .*; see loop-dash --help\)/],

@@ -39,7 +39,12 @@ export type InstallResult =
       entry: string;
       warnings: string[];
     }
-  | { ok: false; error: string };
+  | {
+      ok: false;
+      error: string;
+      /** The home named is not a pi home (missing, not a directory): the caller's input is wrong. */
+      badInput?: true;
+    };
 
 /** Options of {@link installExtension} (tests point `entry` elsewhere). */
 export interface InstallOptions {
@@ -110,9 +115,9 @@ function doubleLoadWarnings(home: string): string[] {
 export function installExtension(home: string, opts: InstallOptions = {}): InstallResult {
   const absHome = path.resolve(home);
   try {
-    if (!fs.statSync(absHome).isDirectory()) return { ok: false, error: `${absHome} is not a directory (expected a pi home)` };
+    if (!fs.statSync(absHome).isDirectory()) return { ok: false, badInput: true, error: `${absHome} is not a directory (expected a pi home)` };
   } catch {
-    return { ok: false, error: `no pi home at ${absHome} (create it, or pass --home with an existing pi agent directory)` };
+    return { ok: false, badInput: true, error: `no pi home at ${absHome} (create it, or pass --home with an existing pi agent directory)` };
   }
   const entry = path.resolve(opts.entry ?? defaultExtensionEntry());
   if (!fs.existsSync(entry)) return { ok: false, error: `the extension entry ${entry} does not exist (run npm run build first)` };

@@ -202,7 +202,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         const r = installExtension(home);
         if (!r.ok) {
           io.err(`loop-dash: ${r.error}\n`);
-          code = 1;
+          // A home that is not there is bad input (2, as every command says it); a failed write is 1.
+          code = Math.max(code, r.badInput ? 2 : 1);
           continue;
         }
         io.out(`${r.status}: ${r.manifest} (loads ${r.entry})\n`);
