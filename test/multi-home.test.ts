@@ -32,7 +32,7 @@ test('home labels: the shortest distinct path tail; host names once remote rows 
   assert.deepEqual([...twoOnOneHost.values()], ['studio:x/home', 'studio:y/home', 'local:.pi/agent']);
 });
 
-test('status with two homes: rows grouped by home, a HOME column with distinct labels, homes spelled out', async () => {
+test('status with two homes: rows grouped by home, a HOME column with distinct labels, homes spelled out; JSON names them in the order given', async () => {
   const a = await distinctHome('laptop', NOW);
   const b = await distinctHome('studio', NOW);
   const snap = await loadSnapshot([a.home, b.home], NOW);
@@ -69,6 +69,13 @@ test('status with two homes: rows grouped by home, a HOME column with distinct l
   const { stdout } = await run(process.execPath, [BIN, 'status', '--now', new Date(NOW).toISOString(), '--home', a.home, '--home', b.home]);
   assert.match(stdout.split('\n')[0]!, /^HOME +NAME/);
   assert.ok(stdout.includes('studio/home '));
+
+  // JSON: `home` is the first home named and `homes` keeps the order given (the alphabetically
+  // last named first, so a sorted list cannot pass).
+  const given = [a.home, b.home].sort().reverse();
+  const json = JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', given[0]!, '--home', given[1]!])).stdout);
+  assert.equal(json.home, given[0]);
+  assert.deepEqual(json.homes, given);
 });
 
 test('TUI with two homes: grouped tree rows, a HOME column on root rows, kept at 100 columns', async () => {

@@ -117,7 +117,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       const snap = await readHomes(homes, now);
       const list = snap.incidents.filter((i) => (since === null || (i.at ?? 0) >= since) && (!opts.class || i.cls.includes(opts.class)));
       if (opts.json) {
-        const doc = statusJson({ ...snap, incidents: list, roots: [] });
+        const doc = statusJson({ ...snap, incidents: list, roots: [] }, homes);
         printJson({ v: 1, now: doc.now, incidents: doc.incidents, warnings: doc.warnings }, io);
       } else {
         for (const i of list) {
@@ -261,7 +261,7 @@ async function printStatus(homes: string[], opts: { json: boolean; now?: number;
   const feeds = opts.remotes?.length ? await fetchRemotesOnce(opts.remotes, { clock: io.now }) : [];
   const now = opts.now ?? io.now();
   const snap = mergeRemote(await readHomes(homes, now), feeds, now);
-  if (opts.json) printJson(statusJson(snap), io);
+  if (opts.json) printJson(statusJson(snap, homes), io);
   else io.out(renderStatusTable(snap));
   return 0;
 }

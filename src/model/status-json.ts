@@ -65,11 +65,17 @@ export function sessionJson(v: SessionView, now: number): Record<string, unknown
   return base;
 }
 
-export function statusJson(snap: Snapshot): Record<string, unknown> {
+/**
+ * The `status --json` document. `given`: the homes in the order the user named them (`--home`
+ * first to last); `home` is the first of them and `homes` lists them in that order (the snapshot
+ * sorts its homes, which made `home` the alphabetically first of several).
+ */
+export function statusJson(snap: Snapshot, given: readonly string[] = []): Record<string, unknown> {
+  const homes = [...given.filter((h) => snap.homes.includes(h)), ...snap.homes.filter((h) => !given.includes(h))];
   return {
     v: 1,
-    home: snap.homes[0] ?? null,
-    homes: snap.homes,
+    home: homes[0] ?? null,
+    homes,
     now: iso(snap.now),
     roots: snap.roots.map((root) => sessionJson(root, snap.now)),
     incidents: snap.incidents.map((i) => ({

@@ -67,7 +67,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
         const snap = buildSnapshot(store.getState(), clock(), { host, cache: snapshotCache });
         // The tag first: a client that holds it is answered 304 without the document being made.
         // `snap` is a re-time of the cache's last snapshot (SnapshotCache.last): the tag is that one's.
-        return { etag: statusTags.of(snapshotCache.last?.snapshot ?? snap), doc: () => ({ ...statusJson(snap), host, generator: `loop-dash serve ${opts.version}` }) };
+        return { etag: statusTags.of(snapshotCache.last?.snapshot ?? snap), doc: () => ({ ...statusJson(snap, opts.homes), host, generator: `loop-dash serve ${opts.version}` }) };
       },
       health: () => {
         const state = store.getState();
