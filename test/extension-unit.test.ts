@@ -852,7 +852,7 @@ test('install-extension: idempotent manifest in <home>/extensions/loop-dash, nev
     const entry = path.join(root, 'ext', 'index.js');
     fs.mkdirSync(path.dirname(entry), { recursive: true });
     fs.writeFileSync(entry, 'export default function () {}\n');
-    assert.deepEqual(installExtension(home, { entry }), { ok: false, error: `no pi home at ${home} (create it, or pass --home with an existing pi agent directory)` });
+    assert.deepEqual(installExtension(home, { entry }), { ok: false, badInput: true, error: `no pi home at ${home} (create it, or pass --home with an existing pi agent directory)` });
     fs.mkdirSync(home);
     const missing = installExtension(home, { entry: path.join(root, 'nope.js') });
     assert.ok(!missing.ok && /run npm run build/.test(missing.error));
