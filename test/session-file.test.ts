@@ -295,20 +295,20 @@ test('rewritten in place and larger: reset as rewritten; a first line that is no
 
 test('rewritten in place with the same header (the same session) to past the old end: reset as rewritten, nothing of the old content kept (RELIABILITY B2)', async () => {
   const { home, file } = setup();
-  fs.writeFileSync(file, jsonl(header('a'), entry('session_info', { name: 'old' }), continuation(true)));
+  fs.writeFileSync(file, jsonl(header(), entry('session_info', { name: 'old' }), continuation(true)));
   const reader = new SessionFileReader(home, file, { now: clock().now });
   const first = await reader.update();
   assert.equal(first.facts.name, 'old');
   assert.equal(first.facts.continuation?.armed, true);
   const ino = fs.statSync(file).ino;
   // The same header (so the same first 64 bytes), then other entries, longer than what was read.
-  fs.writeFileSync(file, jsonl(header('a'), user('y'.repeat(300)), entry('session_info', { name: 'new' })));
+  fs.writeFileSync(file, jsonl(header(), user('y'.repeat(300)), entry('session_info', { name: 'new' })));
   assert.equal(fs.statSync(file).ino, ino, 'in place');
   const u = await reader.update();
   assert.match(u.warnings[0]?.message ?? '', /^rewritten/);
   assert.equal(u.facts.name, 'new');
   assert.equal(u.facts.continuation, null, 'the old loop state is gone');
-  assert.equal(u.facts.sessionId, 'a');
+  assert.equal(u.facts.sessionId, 'sid-1');
   assert.deepEqual(u.newWarnings.map((w) => w.message), [u.warnings[0]!.message]);
   // An append after it is an append: no new notice, exactly its bytes read.
   const appended = jsonl(continuation(false));
@@ -323,11 +323,11 @@ test('rewritten in place with the same header (the same session) to past the old
 test('rewritten in place after the last read, before the cache entry is made: the next start does not take the new bytes from the old offset', async () => {
   const { home, file } = setup();
   const now = clock().now;
-  fs.writeFileSync(file, jsonl(header('a'), entry('session_info', { name: 'old' }), continuation(true)));
+  fs.writeFileSync(file, jsonl(header(), entry('session_info', { name: 'old' }), continuation(true)));
   const live = new SessionFileReader(home, file, { now });
   await live.update();
   // The same session written again in place, longer, before the (timed) cache save.
-  fs.writeFileSync(file, jsonl(header('a'), user('y'.repeat(300)), entry('session_info', { name: 'new' })));
+  fs.writeFileSync(file, jsonl(header(), user('y'.repeat(300)), entry('session_info', { name: 'new' })));
   const saved = await live.cacheEntry();
   assert.ok(saved, 'the entry describes what was read');
   const st = fs.statSync(file);
@@ -581,4 +581,26 @@ test('holdsStateNeedle is "some needle is in the text", for texts built from pie
   );
   for (const n of STATE_NEEDLES) assert.equal(holdsStateNeedle(`{"x":1,${n},"y":2}`), true, n);
   assert.equal(holdsStateNeedle('{"type":"message","message":{"role":"user"}}'), false);
+});
+
+test('line 1: a header whose id is not the file name\'s is shown by the header\'s id with a warning; a first line that is no entry at all says it is no session header', async () => {
+  const { home, file } = setup('2026-03-01T10-00-00-000Z_from-name.jsonl');
+  fs.writeFileSync(file, jsonl(header('from-header'), user('hi')));
+  const u = await new SessionFileReader(home, file, { now: clock().now }).update();
+  assert.equal(u.facts.sessionId, 'from-header');
+  assert.deepEqual(
+    u.warnings.map((w) => [w.line, w.severity, w.message]),
+    [[1, 'warning', "the header's id from-header is not the file name's from-name; the session is shown as from-header"]],
+  );
+  // The same header read through the head block of a file larger than its tail window.
+  const big = setup('2026-03-01T10-00-00-000Z_from-name.jsonl');
+  fs.writeFileSync(big.file, jsonl(header('from-header'), ...Array.from({ length: 400 }, (_, i) => user(`${i} ${'x'.repeat(200)}`))));
+  const v = await new SessionFileReader(big.home, big.file, { now: clock().now }).update();
+  assert.deepEqual(v.warnings.map((w) => w.message), ["the header's id from-header is not the file name's from-name; the session is shown as from-header"]);
+  // A stray JSONL file whose first line is no entry.
+  const stray = setup('notes.jsonl');
+  fs.writeFileSync(stray.file, jsonl(JSON.stringify({ note: 'hello' })));
+  const w = await new SessionFileReader(stray.home, stray.file, { now: clock().now }).update();
+  assert.match(w.warnings[0]?.message ?? '', /^line 1 is not a session header: invalid entry: /);
+  for (const s of [home, big.home, stray.home]) fs.rmSync(s, { recursive: true, force: true });
 });

@@ -11,6 +11,7 @@
  * is newer than any in `base`, so the facts shown are the tail's, falling back to the base's.
  */
 import { closeSync, fstatSync, openSync } from 'node:fs';
+import path from 'node:path';
 import type { SessionFileFacts, Warning } from '../model/types.js';
 import { DEFAULT_MAX_LINE_BYTES, type AssembledLine } from './line-assembler.js';
 import { parseJsonText } from './json-text.js';
@@ -22,7 +23,7 @@ import {
   parseSessionEntry,
   type SessionEntry,
 } from './session-entry.js';
-import { parseSessionPath, type SessionPathInfo } from './session-path.js';
+import { parseSessionPath, sessionIdFromName, type SessionPathInfo } from './session-path.js';
 import { BEFORE_OFFSET_BYTES, FileTailer, HEAD_FINGERPRINT_BYTES, scanBackward, type FileIdentity, type TailReset, type TailResult } from './tailer.js';
 
 /** 32 KiB: how much of a large file's end is read at start (the last few entries). */
@@ -589,15 +590,9 @@ export class SessionFileReader {
 
       const entries = r.lines.map((line) => ({ line, entry: this.parseLine(line, warnings) }));
       if (fromZero) {
-        const headerLine = entries.find((e) => e.line.line === 1);
-        if (headerLine?.entry && headerLine.entry.type !== 'session') {
-          warnings.push(warn(this.file, 1, headerLine.line.offset, 'line 1 is not a session header', 'error'));
-        }
       } else {
         if (head.headerLine) {
-          const header = this.parseLine(head.headerLine, warnings);
-          if (header && header.type !== 'session') warnings.push(warn(this.file, 1, 0, 'line 1 is not a session header', 'error'));
-          this.header = header;
+          this.header = this.parseLine(head.headerLine, warnings);
         }
         // The head block's state entries: the oldest of all; anything later wins over them.
         for (const line of head.headLines) {
@@ -775,10 +770,29 @@ export class SessionFileReader {
     }
     const r = parseSessionEntry(json.value);
     if (!r.ok) {
-      warnings.push(warn(this.file, line.line, line.offset, `invalid entry at offset ${line.offset}: ${r.error}`, 'error'));
+      const what = line.line === 1 ? 'line 1 is not a session header: invalid entry' : `invalid entry at offset ${line.offset}`;
+      warnings.push(warn(this.file, line.line, line.offset, `${what}: ${r.error}`, 'error'));
       return null;
     }
+    // Line 1, however it was read (the head block, a whole read, the first append to an empty file).
+    if (line.line === 1) this.checkHeader(r.entry, warnings);
     return r.entry;
+  }
+
+  /**
+   * Line 1 is a session header whose id is the file name's (pi names the file `<UTC>_<id>.jsonl`).
+   * The header's id names the session (a checkpoint and a control request use it); a file name
+   * that says otherwise (a copy, a rename by hand) is pointed out rather than shown silently.
+   */
+  private checkHeader(entry: SessionEntry, warnings: Warning[]): void {
+    if (entry.type !== 'session') {
+      warnings.push(warn(this.file, 1, 0, 'line 1 is not a session header', 'error'));
+      return;
+    }
+    const named = this.pathInfo?.sessionId ?? sessionIdFromName(path.basename(this.file));
+    if (entry.value.id !== named) {
+      warnings.push(warn(this.file, 1, 0, `the header's id ${entry.value.id} is not the file name's ${named}; the session is shown as ${entry.value.id}`, 'warning'));
+    }
   }
 
   /** Size, mtime and the incomplete-last-line clock; a new facts object only when one changed. */
