@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLiveStore } from '../src/app/live-store.js';
@@ -8,6 +8,7 @@ import { HomeReader, REMOVED_NOTICES } from '../src/readers/home-reader.js';
 import { buildSnapshot } from '../src/model/snapshot.js';
 import { assistantEntry, customEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { waitFor } from './support/wait-for.js';
+import { utcStamp } from '../src/contract/paths.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 
@@ -167,5 +168,43 @@ test('a settings.json that is a symlink (a dotfiles repository) is read once, no
   } finally {
     await reader.stop();
     rmSync(real, { force: true });
+  }
+});
+
+test('a relative launch.report is the root\'s: its state log is read from the root\'s cwd, whatever directory the dashboard runs in', async () => {
+  const home = tempHome();
+  const repo = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-relrepo-'));
+  mkdirSync(path.join(repo, 'codex'), { recursive: true });
+  const runId = 'run-7';
+  writeFileSync(
+    path.join(repo, 'codex', 'state-rel-loop1.jsonl'),
+    JSON.stringify({ v: 1, seq: 1, ts: '2026-11-30T12:00:05Z', ev: 'dispatch', by: 'root', lane: 'L7', task: 'the relative task', agent: 'worker', run: runId, base: 'main' }) + '\n',
+  );
+  const rootFile = writeRootSession(home, {
+    id: 'root-rel',
+    cwd: repo,
+    at: T0,
+    lines: [customEntry('loop-continuation-state', { armed: true, launch: { report: 'codex/report-rel-loop1.md', loop: 1, launchTs: T0 }, nudgeCount: 0 }, T0 + 1000)],
+  });
+  const laneDir = path.join(rootFile.slice(0, -'.jsonl'.length), runId);
+  mkdirSync(laneDir, { recursive: true });
+  writeFileSync(path.join(laneDir, `${utcStamp(T0 + 2000)}_lane-rel.jsonl`), JSON.stringify({ type: 'session', version: 3, id: 'lane-rel', timestamp: new Date(T0 + 2000).toISOString(), cwd: repo }) + '\n');
+  // The dashboard's own working directory holds a decoy at the same relative path.
+  const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-elsewhere-'));
+  mkdirSync(path.join(elsewhere, 'codex'), { recursive: true });
+  writeFileSync(path.join(elsewhere, 'codex', 'state-rel-loop1.jsonl'), JSON.stringify({ v: 1, seq: 1, ts: '2026-11-30T12:00:05Z', ev: 'dispatch', by: 'root', lane: 'DECOY', task: 'decoy', run: runId, base: 'main' }) + '\n');
+  const cwd = process.cwd();
+  process.chdir(elsewhere);
+  const store = createLiveStore([home], { polling: true, reconcileMs: 500, batchMs: 20 });
+  try {
+    await store.start();
+    const lane = () => buildSnapshot(store.getState(), T0 + 10_000, { host: os.hostname() }).roots.find((r) => r.session === 'root-rel')?.lanes.find((l) => l.session === 'lane-rel');
+    await waitFor(() => lane()?.lane !== undefined && lane()?.lane !== null, 'the lane named from the state log', 4000);
+    assert.equal(lane()?.lane, 'L7');
+    assert.equal(lane()?.task, 'the relative task');
+  } finally {
+    process.chdir(cwd);
+    await store.stop();
+    for (const d of [home, repo, elsewhere]) rmSync(d, { recursive: true, force: true });
   }
 });

@@ -13,7 +13,8 @@ import fc from 'fast-check';
 import { findExcessDepth, locateJsonError, parseJsonText } from '../src/readers/json-text.js';
 import { readLaneStatus } from '../src/readers/lane-status.js';
 import { STATE_LOG_KEEP } from '../src/model/reducer.js';
-import { isResumeEvent, StateLogReader, stateLogEventOf, stateLogPathFor } from '../src/readers/state-log.js';
+import { isResumeEvent, StateLogReader, stateLogEventOf } from '../src/readers/state-log.js';
+import { stateLogOfRoot } from '../src/contract/paths.js';
 import { TAIL_BYTES } from '../src/readers/small-jsonl.js';
 import { isReceiptStale, readReceipt } from '../src/readers/receipt-file.js';
 import { readHomeSettings } from '../src/readers/settings-file.js';
@@ -591,8 +592,10 @@ describe('state log', () => {
   });
 
   test('state log path from a report', () => {
-    assert.equal(stateLogPathFor('/r/codex/report-api-loop3.md'), '/r/codex/state-api-loop3.jsonl');
-    assert.equal(stateLogPathFor('codex/report-x-loop1.md', '/repo'), '/repo/codex/state-x-loop1.jsonl');
+    assert.equal(stateLogOfRoot('/r/codex/report-api-loop3.md', null), '/r/codex/state-api-loop3.jsonl');
+    assert.equal(stateLogOfRoot('codex/report-x-loop1.md', '/repo'), '/repo/codex/state-x-loop1.jsonl');
+    // A relative report with no cwd known locates nothing (never the dashboard's own directory).
+    assert.equal(stateLogOfRoot('codex/report-x-loop1.md', null), null);
   });
 });
 

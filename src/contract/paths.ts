@@ -69,3 +69,14 @@ export function stateLogPathFromReport(report: string): string {
   const base = path.basename(report).replace(/^report-/, 'state-').replace(/\.md$/, '.jsonl');
   return path.join(dir, base);
 }
+
+/**
+ * The state log of a root whose `launch.report` is `report` and whose session's cwd is `cwd`: a
+ * relative report is the root's, taken from its cwd (never from the dashboard's own working
+ * directory); with no cwd known, a relative report locates nothing (null).
+ */
+export function stateLogOfRoot(report: string, cwd: string | null | undefined): string | null {
+  if (path.isAbsolute(report)) return stateLogPathFromReport(report);
+  if (!cwd || !path.isAbsolute(cwd)) return null;
+  return stateLogPathFromReport(path.resolve(cwd, report));
+}

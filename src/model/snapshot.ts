@@ -8,7 +8,7 @@ import { changedKeys, MapDraft } from './shared-map.js';
 import path from 'node:path';
 import type { Checkpoint } from '../contract/checkpoint.js';
 import { REFRESHED_STATES } from '../contract/checkpoint-states.js';
-import { stateLogPathFromReport } from '../contract/paths.js';
+import { stateLogOfRoot } from '../contract/paths.js';
 import { clockInputFromCheckpoint, computeClocks, type Clocks, type Deadline } from './clocks.js';
 import { checkpointSkewMs, shiftCheckpoint } from './clock-skew.js';
 import { effectiveLimits, limitsFromSettings, type EffectiveLimits, type HomeLimits } from './limits.js';
@@ -1258,8 +1258,12 @@ function attachStateLog(root: SessionView, state: ModelState, lanes: readonly Se
   const launch = facts?.continuation?.launch;
   const report = launch?.report;
   if (!launch || !report) return;
-  let file = stateLogFiles.get(launch);
-  if (file === undefined) stateLogFiles.set(launch, (file = stateLogPathFromReport(report)));
+  let file: string | null | undefined = stateLogFiles.get(launch);
+  if (file === undefined) {
+    file = stateLogOfRoot(report, facts.header?.cwd);
+    if (file === null) return;
+    stateLogFiles.set(launch, file);
+  }
   root.stateLogFile = file;
   const events = state.stateLogs.get(file) ?? NO_EVENTS;
   root.stateLog = events;

@@ -7,7 +7,7 @@
 import { promises as fsp, readdirSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { aliveSocketPath, homePaths, stateLogPathFromReport } from '../contract/paths.js';
+import { aliveSocketPath, homePaths, stateLogOfRoot } from '../contract/paths.js';
 import type { IncidentRecord, LaneRunStatus, ReaderEvent, WatcherReceipt, Warning } from '../model/types.js';
 import { DEFAULT_POLL_MS } from '../model/reducer.js';
 import { readCheckpointFile } from './checkpoint-file.js';
@@ -1333,7 +1333,7 @@ export class HomeReader {
     this.watchIncomplete(file, r.facts.incompleteSince);
     this.remember(file, 'session', found);
     const report = r.facts.continuation?.launch?.report;
-    if (report && r.facts.role === 'root') await this.followStateLog(report);
+    if (report && r.facts.role === 'root') await this.followStateLog(report, r.facts.header?.cwd ?? null);
   }
 
   /**
@@ -1677,11 +1677,12 @@ export class HomeReader {
    */
   private readonly followedReports = new Set<string>();
 
-  private async followStateLog(report: string): Promise<void> {
-    if (this.followedReports.has(report)) return;
-    this.followedReports.add(report);
-    const file = stateLogPathFromReport(report);
-    if (this.stateLogs.has(file)) return;
+  private async followStateLog(report: string, cwd: string | null): Promise<void> {
+    const key = path.isAbsolute(report) ? report : `${cwd ?? ''}\0${report}`;
+    if (this.followedReports.has(key)) return;
+    this.followedReports.add(key);
+    const file = stateLogOfRoot(report, cwd);
+    if (file === null || this.stateLogs.has(file)) return;
     this.stateLogs.set(file, new StateLogReader(file));
     this.backend?.addDir(path.dirname(file));
     await this.readOne(file, 'state-log');

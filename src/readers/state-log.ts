@@ -3,9 +3,7 @@
  * line, read incrementally. Unknown `ev` names are kept without a warning (loop-pi adds events,
  * e.g. the unpublished resume record).
  */
-import path from 'node:path';
 import { z } from 'zod';
-import { stateLogPathFromReport } from '../contract/paths.js';
 import type { StateLogEvent, Warning } from '../model/types.js';
 import { STATE_LOG_KEEP } from '../model/reducer.js';
 import { isJsonObject } from './json-text.js';
@@ -31,11 +29,6 @@ export function parseStateLogTs(ts: string): number | null {
   return Number.isFinite(ms) ? ms : null;
 }
 
-/** The state log beside a root's `launch.report`; a relative report is taken from `cwd`. */
-export function stateLogPathFor(report: string, cwd?: string): string {
-  const absolute = cwd !== undefined && !path.isAbsolute(report) ? path.resolve(cwd, report) : report;
-  return stateLogPathFromReport(absolute);
-}
 
 /** An event that records a root resume: any `ev` whose name contains `resume` (not published yet). */
 export function isResumeEvent(ev: string | { ev: string }): boolean {
