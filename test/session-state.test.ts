@@ -81,6 +81,16 @@ const CASES: { name: string; input: SessionStateInput; state: SessionState; why?
     why: /loop-dash-control/,
   },
   { name: 'held entry with no checkpoint', input: input({ checkpoint: null, heldByEntry: true }), state: 'held' },
+  // SPEC §3.1: loop-wait's heldMessages present = wakes held after an owner abort (an empty list too).
+  {
+    name: 'loop-wait holds wakes (heldMessages) while idle with a timer',
+    input: input({ waitState: { timers: [{ at: NOW + MIN }], watchers: [], heldMessages: ['wake: CI done'] } }),
+    state: 'held',
+    why: /loop-wait holds 1 wake \(after an owner abort\)/,
+  },
+  { name: 'loop-wait heldMessages empty but present', input: input({ waitState: { timers: [], watchers: [], heldMessages: [] } }), state: 'held' },
+  { name: 'loop-wait heldMessages with no checkpoint', input: input({ checkpoint: null, waitState: { timers: [], watchers: [], heldMessages: ['a', 'b'] } }), state: 'held', why: /no checkpoint; loop-wait holds 2 wakes/ },
+  { name: 'loop-wait heldMessages null holds nothing', input: input({ waitState: { timers: [{ at: NOW + MIN }], watchers: [], heldMessages: null } }), state: 'waiting' },
   { name: 'held and ended', input: input({ checkpoint: checkpoint({ state: 'ended', held }) }), state: 'held' },
 
   // busy states

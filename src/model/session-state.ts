@@ -30,8 +30,8 @@ export interface SessionStateInput {
   armed: boolean | null;
   /** The last `loop-dash-control` entry says held; null when there is none. */
   heldByEntry: boolean | null;
-  /** The last `loop-wait-state`; null when there is none. */
-  waitState: { timers: { at: number | null }[]; watchers: { phase: string | null }[] } | null;
+  /** The last `loop-wait-state`; null when there is none. `heldMessages` absent or null: no wakes held. */
+  waitState: { timers: { at: number | null }[]; watchers: { phase: string | null }[]; heldMessages?: readonly unknown[] | null } | null;
   role: 'root' | 'lane';
 }
 
@@ -78,6 +78,7 @@ export function deriveSessionState(input: SessionStateInput, now: number): Deriv
 
   if (!cp) {
     if (heldByEntry === true) return { state: 'held', why: 'no checkpoint; the last loop-dash-control entry says held' };
+    if (waitState?.heldMessages) return { state: 'held', why: `no checkpoint; ${heldWakes(waitState.heldMessages)}` };
     return { state: 'unknown', why: 'no checkpoint: state inferred from the session file only' };
   }
 
@@ -94,6 +95,7 @@ export function deriveSessionState(input: SessionStateInput, now: number): Deriv
   if (cp.ownerAbort) return { state: 'held', why: 'owner aborted the request; held until armed' };
   if (cp.held) return { state: 'held', why: `owner disarmed${cp.held.by ? ` (${cp.held.by})` : ''}; held until armed` };
   if (heldByEntry === true) return { state: 'held', why: 'the last loop-dash-control entry says held' };
+  if (waitState?.heldMessages) return { state: 'held', why: heldWakes(waitState.heldMessages) };
 
   switch (cp.state) {
     case 'requesting':
@@ -113,6 +115,11 @@ export function deriveSessionState(input: SessionStateInput, now: number): Deriv
       return { state: 'unknown', why: `unrecognised checkpoint state ${String(never)}` };
     }
   }
+}
+
+/** SPEC §3.1: a `loop-wait-state` with `heldMessages` (even an empty list) holds wakes after an owner abort. */
+function heldWakes(messages: readonly unknown[]): string {
+  return `loop-wait holds ${messages.length} wake${messages.length === 1 ? '' : 's'} (after an owner abort)`;
 }
 
 function stoppedState(cp: Checkpoint, role: 'root' | 'lane', armed: boolean | null): DerivedState {
