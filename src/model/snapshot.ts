@@ -1142,6 +1142,26 @@ function settingsLimits(settings: ModelState['settings']): Map<string, { limits:
  * One row at `now`, and until when nothing but its countdowns and checkpoint age can change
  * (`stableUntil`, exclusive; `now` itself when the row must be built again for any other `now`).
  */
+/** How far past `now` a session file's time may be and still count (clocks a little apart). */
+const FUTURE_SLACK_MS = 2_000;
+
+/** pi-subagents' run states after which the run does nothing more (SPEC §3.3). */
+const RUN_OVER: ReadonlySet<string> = new Set(['complete', 'failed', 'stopped', 'partial', 'rejected']);
+
+/**
+ * The step of a lane's run that wrote this session file: the one naming it, else the only one
+ * (or the first, when no step names a file). A multi-step run's lanes are told apart by it.
+ */
+function stepOf(status: LaneRunStatus, file: string | null): LaneRunStatus['steps'][number] | null {
+  const steps = status.steps;
+  if (file !== null) {
+    const named = steps.find((s) => s.sessionFile !== null && (s.sessionFile === file || path.resolve(s.sessionFile) === file));
+    if (named) return named;
+  }
+  if (steps.length === 1 || (steps.length > 0 && steps.every((s) => s.sessionFile === null))) return steps[0]!;
+  return null;
+}
+
 function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: SnapshotOptions): { view: SessionView; stableUntil: number } {
   // A checkpoint from a clock ahead of ours is read in our time (clock-skew.ts): its times, age,
   // countdowns and another host's liveness all follow from the moved copy.
@@ -1155,7 +1175,8 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   const armed = role === 'root' ? (facts?.continuation?.armed ?? null) : null;
   const heldByEntry = facts?.dashControl ? facts.dashControl.held : null;
   const waitState = facts?.waitState ?? null;
-  const derived = deriveSessionState(
+  const laneStatus = inputs.laneStatus;
+  let derived = deriveSessionState(
     {
       checkpoint: cp,
       liveness: liveness?.status ?? 'unknown',
@@ -1166,6 +1187,10 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
     },
     now,
   );
+  // A lane with no checkpoint whose pi-subagents run is over (SPEC §3.3) has ended, as its run says.
+  if (derived.state === 'unknown' && role === 'lane' && laneStatus && RUN_OVER.has(laneStatus.state)) {
+    derived = { state: 'ended', why: `no checkpoint; pi-subagents says the run is ${laneStatus.state}${laneStatus.error ? `: ${laneStatus.error}` : ''}` };
+  }
 
   // A lost process cuts nothing and resumes nothing: its clocks are unknown, not running.
   const clocks = computeClocks(
@@ -1180,21 +1205,28 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   const stale = !!(staleAfter !== null && checkpointAgeMs !== null && checkpointAgeMs > staleAfter && derived.state !== 'lost');
 
   const runId = facts?.runId ?? cp?.runId ?? null;
-  const laneStatus = inputs.laneStatus;
+  const step = laneStatus ? stepOf(laneStatus, facts?.file ?? cp?.sessionFile ?? null) : null;
   const cwd = facts?.header?.cwd ?? cp?.cwd ?? null;
-  const name = facts?.name ?? cp?.agent ?? (laneStatus?.steps[0]?.agent ?? null) ?? (cwd ? path.basename(cwd) : null) ?? p.session.slice(0, 8);
-  const model = cp?.model ?? (facts?.model ? (facts.model.provider ? `${facts.model.provider}/${facts.model.id}` : facts.model.id) : null);
+  const name = facts?.name ?? cp?.agent ?? step?.agent ?? (cwd ? path.basename(cwd) : null) ?? p.session.slice(0, 8);
+  const model = cp?.model ?? (facts?.model ? (facts.model.provider ? `${facts.model.provider}/${facts.model.id}` : facts.model.id) : null) ?? step?.model ?? null;
 
   const timers = waitState?.timers ?? [];
   const watchers = (waitState?.watchers ?? []).map((w, i) => ({ ...w, receipt: inputs.receipts[i] ?? null }));
 
-  const lastActivityAt = maxOf(cp?.request?.lastModelEventAt, cp?.request?.startedAt, facts?.lastEntryAt, cp ? null : facts?.mtimeMs);
+  // A session file's times past `now` (its writer's or its file server's clock ahead, or `--now`
+  // before the data) are no activity yet: taken once they are due, never shown as a negative age.
+  const entryAt = facts?.lastEntryAt ?? null;
+  const mtime = cp ? null : (facts?.mtimeMs ?? null);
+  const due = (t: number | null): number | null => (t !== null && t <= now + FUTURE_SLACK_MS ? t : null);
+  const lastActivityAt = maxOf(cp?.request?.lastModelEventAt, cp?.request?.startedAt, due(entryAt), due(mtime));
   const lastError =
     cp?.episode?.lastError ??
     cp?.lastStop?.error ??
     (facts?.lastAssistant && (facts.lastAssistant.stopReason === 'error' || facts.lastAssistant.stopReason === 'aborted')
       ? (facts.lastAssistant.errorMessage ?? facts.lastAssistant.stopReason)
-      : null);
+      : null) ??
+    laneStatus?.error ??
+    null;
 
   // Where this row stops being the same but for its countdowns and checkpoint age: the checkpoint
   // turns stale; an idle root's next loop-wait timer comes due; another host's checkpoint is
@@ -1211,6 +1243,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
     if (staleAfter !== null && !stale && derived.state !== 'lost' && cp.updatedAt + staleAfter >= now) stableUntil = Math.min(stableUntil, cp.updatedAt + staleAfter);
     if (cp.state === 'idle') for (const t of timers) if (t.at !== null && t.at > now) stableUntil = Math.min(stableUntil, t.at);
   }
+  for (const t of [entryAt, mtime]) if (t !== null && t > now + FUTURE_SLACK_MS) stableUntil = Math.min(stableUntil, t - FUTURE_SLACK_MS);
 
   const view: SessionView = {
     session: p.session,
