@@ -12,7 +12,7 @@ import { readJsonFile, readJsonFileSync, type JsonFileResult } from '../src/read
 import fc from 'fast-check';
 import { findExcessDepth, locateJsonError, parseJsonText } from '../src/readers/json-text.js';
 import { readLaneStatus } from '../src/readers/lane-status.js';
-import { STATE_LOG_KEEP } from '../src/model/reducer.js';
+import { keepStateLog, STATE_LOG_KEEP } from '../src/model/reducer.js';
 import { isResumeEvent, StateLogReader, stateLogEventOf } from '../src/readers/state-log.js';
 import { stateLogOfRoot } from '../src/contract/paths.js';
 import { TAIL_BYTES } from '../src/readers/small-jsonl.js';
@@ -1036,4 +1036,32 @@ test('the session cache keeps only the files it is given, in time slices: an ent
   for (let i = 0; i < 1_000; i++) assert.equal(cache.get(key(i))?.n, i % 2 === 0 ? i : remade(i) ? -2 : undefined, `file ${i}`);
   for (let p = 0; p < pauses; p++) assert.deepEqual(cache.get(key(10_000 + p)), { n: -1 }, `the file found at pause ${p}`);
   assert.equal(cache.size, 500 + 2 * pauses);
+});
+
+test('state log: a run\'s dispatch outlives the last STATE_LOG_KEEP events (one per run, the newest), in the model and in what the cache remembers', async () => {
+  const ev = (seq: number, ev: string, raw: Record<string, unknown> = {}) => ({ file: '/r/state.jsonl', line: seq, seq, at: seq, ev, by: 'root', raw: { v: 1, seq, ev, ...raw } });
+  const log = [
+    ev(1, 'dispatch', { run: 'run-a', lane: 'L1', task: 'old task' }),
+    ev(2, 'dispatch', { run: 'run-b', lane: 'L2' }),
+    ev(3, 'dispatch', { run: 'run-a', lane: 'L1', task: 'redispatched' }),
+    ...Array.from({ length: 300 }, (_, i) => ev(4 + i, 'gate')),
+  ];
+  const kept = keepStateLog(log);
+  assert.deepEqual(kept.slice(0, 2).map((e) => [e.seq, e.raw.run]), [[2, 'run-b'], [3, 'run-a']], 'the newest dispatch of each run, oldest first');
+  assert.equal(kept.length, 2 + STATE_LOG_KEEP);
+  assert.deepEqual(kept.slice(2), log.slice(-STATE_LOG_KEEP));
+  assert.equal(keepStateLog(kept).length, kept.length, 'kept again: the same');
+  assert.equal(keepStateLog(log.slice(0, 10)).length, 10);
+
+  // Through the reader and its cache entry.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-statelog-'));
+  try {
+    const file = path.join(dir, 'state-x-loop1.jsonl');
+    fs.writeFileSync(file, log.map((e) => JSON.stringify({ ...e.raw, ts: '2026-11-30T12:00:00Z', by: 'root' }) + '\n').join(''));
+    const reader = new StateLogReader(file);
+    await reader.update();
+    assert.deepEqual(reader.remembered()!.events.slice(0, 2).map((e) => e.raw.run), ['run-b', 'run-a']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

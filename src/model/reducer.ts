@@ -22,6 +22,29 @@ export const DEFAULT_POLL_MS = 1_000;
 
 /** How many state-log events are kept per log (the detail pane shows the recent ones). */
 export const STATE_LOG_KEEP = 200;
+/** Older `dispatch` events kept beyond those, one per run (the newest): a lane's name, task and deadline. */
+export const STATE_LOG_DISPATCH_KEEP = 2_000;
+
+/**
+ * What is kept of a state log's events: the last STATE_LOG_KEEP, and before them the newest
+ * `dispatch` of each run (at most STATE_LOG_DISPATCH_KEEP runs). A long loop's lanes kept their
+ * name, task and deadline only while their dispatch was among the last 200 events.
+ */
+export function keepStateLog(events: StateLogEvent[]): StateLogEvent[] {
+  if (events.length <= STATE_LOG_KEEP) return events;
+  const cut = events.length - STATE_LOG_KEEP;
+  const older: StateLogEvent[] = [];
+  const runs = new Set<string>();
+  for (let i = cut - 1; i >= 0 && older.length < STATE_LOG_DISPATCH_KEEP; i--) {
+    const e = events[i]!;
+    const run = e.ev === 'dispatch' ? e.raw.run : undefined;
+    if (typeof run !== 'string' || runs.has(run)) continue;
+    runs.add(run);
+    older.push(e);
+  }
+  older.reverse();
+  return [...older, ...events.slice(cut)];
+}
 /** How many journal lines are kept per home. */
 export const JOURNAL_KEEP = 500;
 
@@ -135,7 +158,7 @@ export function reduceEvents(state: ModelState, events: readonly ReaderEvent[]):
       case 'state-log': {
         const logs = draft('stateLogs');
         const before = event.reset ? [] : ((logs.get(event.file) as StateLogEvent[] | undefined) ?? []);
-        logs.set(event.file, keepLast([...before, ...event.events], STATE_LOG_KEEP));
+        logs.set(event.file, keepStateLog([...before, ...event.events]));
         break;
       }
       case 'receipt':

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { StateLogEvent, Warning } from '../model/types.js';
-import { STATE_LOG_KEEP } from '../model/reducer.js';
+import { keepStateLog, STATE_LOG_KEEP } from '../model/reducer.js';
 import { isJsonObject } from './json-text.js';
 import { JsonlFollower, type JsonlPosition } from './small-jsonl.js';
 import { validateLenient } from './validate.js';
@@ -39,8 +39,8 @@ export function isResumeEvent(ev: string | { ev: string }): boolean {
 export class StateLogReader {
   private readonly follower: JsonlFollower;
   /**
-   * The events read since the file was last (re)started, for the session cache: the last
-   * STATE_LOG_KEEP of them at least (the model keeps no more: reducer.ts), at most twice that.
+   * The events read since the file was last (re)started, for the session cache: what the model
+   * keeps of them (keepStateLog, reducer.ts) at least, at most twice STATE_LOG_KEEP more.
    */
   private events: StateLogEvent[] = [];
   /** No line since then had a problem (only a clean log is remembered). */
@@ -54,13 +54,14 @@ export class StateLogReader {
 
   /**
    * What the session cache may keep of this log (null: nothing, e.g. a line half written or one
-   * with a problem): where reading stands and the last STATE_LOG_KEEP events — what the model keeps
-   * of a read of the whole log. Its events may be this reader's own list, to be copied, not kept.
+   * with a problem): where reading stands and what the model keeps of a read of the whole log
+   * (keepStateLog: the last STATE_LOG_KEEP events and older runs' dispatches). Its events may be
+   * this reader's own list, to be copied, not kept.
    */
   remembered(): RememberedStateLog | null {
     const at = this.follower.position;
     if (!at || !this.clean) return null;
-    return { ...at, events: this.events.length > STATE_LOG_KEEP ? this.events.slice(this.events.length - STATE_LOG_KEEP) : this.events };
+    return { ...at, events: keepStateLog(this.events) };
   }
 
   /**
@@ -111,7 +112,7 @@ export class StateLogReader {
     }
     if (warnings.length > 0) this.clean = false;
     for (const e of events) this.events.push(e);
-    if (this.events.length > 2 * STATE_LOG_KEEP) this.events = this.events.slice(this.events.length - STATE_LOG_KEEP);
+    if (this.events.length > 2 * STATE_LOG_KEEP) this.events = keepStateLog(this.events);
     return { events, reset: r.reset, missing: r.missing, warnings };
   }
 }
@@ -133,7 +134,7 @@ export function stateLogEventOf(file: string, line: number, raw: Record<string, 
   };
 }
 
-/** A state log as read: where reading stands and its last STATE_LOG_KEEP events. */
+/** A state log as read: where reading stands and what the model keeps of its events (keepStateLog). */
 export interface RememberedStateLog extends JsonlPosition {
   events: StateLogEvent[];
 }
