@@ -551,3 +551,19 @@ test("a root's rows are reused only while the sort, filter, folding and home lab
   const again = treeRows(steps.at(-1)![0], steps.at(-1)![1]);
   assert.ok(before !== null && again.length === before.length && again.every((r, i) => r === before![i]));
 });
+
+test('the detail pane\'s resume history takes the state log\'s resume records (an event whose name contains resume), in time order', () => {
+  const row = buildSnapshot(fixtureState([cpEvent(checkpoint(ID.ops, { state: 'idle', request: null, updatedAt: NOW - 1000 }))]), NOW, { host: HOST }).roots.find((r) => r.session === ID.ops)!;
+  const ev = (seq: number, ev: string, at: number) => ({ file: '/r/codex/state-x-loop1.jsonl', line: seq, seq, at, ev, by: 'ext', raw: { v: 1, seq, ts: new Date(at).toISOString(), ev, by: 'ext', n: seq } });
+  const view = {
+    ...row,
+    history: [{ at: NOW - 300_000, kind: 'assistant-error', summary: '503 overloaded' }],
+    stateLog: [ev(1, 'dispatch', NOW - 400_000), ev(2, 'root-resume', NOW - 200_000), ev(3, 'heartbeat', NOW - 100_000)],
+  };
+  const text = detailLines(view, { now: NOW, width: 200, noColor: true, incidents: [], journal: undefined, acks: new Map(), activity: undefined, local: [] }).map(lineText);
+  const start = text.findIndex((l) => l.startsWith('Retry / resume history (2)'));
+  assert.ok(start >= 0, text.join('\n'));
+  // Newest first: the resume (200 s ago), then the error (300 s ago); no dispatch or heartbeat.
+  assert.match(text[start + 1]!, /state log root-resume by ext {2}n=2/);
+  assert.match(text[start + 2]!, /assistant-error {2}503 overloaded/);
+});

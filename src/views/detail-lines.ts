@@ -5,7 +5,8 @@
  */
 import type { ControlAck, JournalEntry } from '../contract/control.js';
 import { checkpointAgeMs, type SessionView } from '../model/snapshot.js';
-import type { IncidentRecord } from '../model/types.js';
+import type { IncidentRecord, SessionHistoryItem } from '../model/types.js';
+import { isResumeEvent } from '../readers/state-log.js';
 import { activityBuckets, sparkline, squeeze, ACTIVITY_BUCKETS, type ActivityTrack } from './activity.js';
 import { formatAge } from './cells.js';
 import { plainLine, span, type Line } from './line.js';
@@ -40,6 +41,11 @@ const RECENT = 8;
 
 const heading = (text: string): Line => plainLine(text, { bold: true, color: 'cyan' });
 const item = (text: string): Line => plainLine(`  ${text}`);
+
+/** Two lists of dated items as one, oldest first (an undated item sorts first, as it was found). */
+function mergeByTime(a: readonly SessionHistoryItem[], b: readonly SessionHistoryItem[]): SessionHistoryItem[] {
+  return [...a, ...b].sort((x, y) => (x.at ?? -Infinity) - (y.at ?? -Infinity));
+}
 
 function rawFields(raw: Record<string, unknown>, skip: readonly string[]): string {
   return Object.entries(raw)
@@ -105,10 +111,13 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   if (cp?.episode?.lastErrorClass) lines.push(item(`error class ${cp.episode.lastErrorClass}`));
   if (cp?.lastStop) lines.push(item(`last stop ${at(cp.lastStop.at)}: ${[cp.lastStop.reason, cp.lastStop.limit ? `limit ${cp.lastStop.limit}` : null, cp.lastStop.error].filter(Boolean).join(' · ')}`));
 
-  // History.
-  if (v.history.length > 0) {
-    lines.push(heading(`Retry / resume history (${v.history.length})`));
-    for (const h of v.history.slice(-RECENT).reverse()) lines.push(item(`${at(h.at)}  ${h.kind}  ${h.summary}`));
+  // History: the session file's, with the state log's resume records (SPEC §3.4: an event whose
+  // name contains `resume`) in time order.
+  const resumes = v.stateLog.filter((e) => isResumeEvent(e));
+  const history = resumes.length === 0 ? v.history : mergeByTime(v.history, resumes.map((e) => ({ at: e.at, kind: `state log ${e.ev}${e.by ? ` by ${e.by}` : ''}`, summary: rawFields(e.raw, ['v', 'seq', 'ts', 'ev', 'by']) })));
+  if (history.length > 0) {
+    lines.push(heading(`Retry / resume history (${history.length})`));
+    for (const h of history.slice(-RECENT).reverse()) lines.push(item(`${at(h.at)}  ${h.kind}  ${h.summary}`));
   }
 
   // Timers and watchers.
