@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -254,5 +254,43 @@ test('demo --status prints the demo home and leaves no temporary directory behin
     assert.deepEqual(readdirSync(tmp), [], 'the demo home built for the print is removed');
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('status --json: every entry of roots has lanes, also a lane shown at the top because its root\'s session file is missing', () => {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-orphan-'));
+  try {
+    const stem = path.join(home, 'sessions', '--work-orphan--', '2026-11-30T12-00-00-000Z_root-gone');
+    const laneDir = path.join(stem, 'run-1');
+    mkdirSync(laneDir, { recursive: true });
+    appendFileSync(
+      path.join(laneDir, '2026-11-30T12-01-00-000Z_lane-1.jsonl'),
+      JSON.stringify({ type: 'session', version: 3, id: 'lane-1', timestamp: '2026-11-30T12:01:00.000Z', cwd: '/work/orphan' }) + '\n',
+    );
+    const r = spawnSync(process.execPath, [BIN, 'status', '--json', '--now', '2026-11-30T13:00:00Z', '--home', home], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const doc = JSON.parse(r.stdout) as { roots: { session: string; role: string; lanes?: unknown }[] };
+    const entry = doc.roots.find((x) => x.session === 'lane-1');
+    assert.ok(entry, r.stdout);
+    assert.equal(entry.role, 'lane');
+    for (const root of doc.roots) assert.ok(Array.isArray(root.lanes), `${root.session} has lanes`);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('incidents (text): an incident file that cannot be read is said on stderr, naming the file, beside the rows that can', () => {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-badinc-'));
+  try {
+    const dir = path.join(home, 'incidents', 'request');
+    mkdirSync(dir, { recursive: true });
+    appendFileSync(path.join(dir, 'sid-1-2026-11-30T12-00-00-000Z-wall-clock-1.json'), JSON.stringify({ v: 1, session: 'sid-1', class: 'loop-request-wall-clock-ceiling', at: '2026-11-30T12:00:00.000Z', attempt: 1 }));
+    appendFileSync(path.join(dir, 'sid-2-2026-11-30T12-05-00-000Z-wall-clock-1.json'), 'this is not json');
+    const r = spawnSync(process.execPath, [BIN, 'incidents', '--now', '2026-11-30T13:00:00Z', '--home', home], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /loop-request-wall-clock-ceiling {2}sid-1/);
+    assert.match(r.stderr, /^warning: .*sid-2-2026-11-30T12-05-00-000Z-wall-clock-1\.json(:1)?: /m);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
   }
 });

@@ -19,6 +19,7 @@ import { loadSnapshot } from './load-snapshot.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { InputError, parseDuration, parseNow } from './parse-time.js';
 import { checkHomes, resolveHomes } from './resolve-homes.js';
+import { homePaths } from '../contract/paths.js';
 import { renderStatusTable } from './status-table.js';
 import { fetchRemotesOnce, mergeRemote } from '../remote/merge-remote.js';
 import { createRemoteFeeds, statusUrl } from '../remote/remote-feeds.js';
@@ -126,6 +127,10 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
           io.out(`${when}  ${i.cls}${i.known ? '' : ' (unknown class)'}  ${i.session ?? '-'}  ${i.summary}\n`);
         }
         if (list.length === 0) io.out('(no incidents)\n');
+        // Incident files that could not be read are no rows: said on stderr, so none is missed.
+        const bad = snap.warnings.filter((w) => homes.some((h) => w.file.startsWith(homePaths(h).incidents + path.sep)));
+        for (const w of bad.slice(0, 10)) io.err(`warning: ${w.file}${w.line ? `:${w.line}` : ''}: ${w.message}\n`);
+        if (bad.length > 10) io.err(`… and ${bad.length - 10} more incident files with warnings (incidents --json lists them all)\n`);
       }
     });
 

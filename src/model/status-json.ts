@@ -23,7 +23,11 @@ export function clocksJson(c: Clocks) {
   };
 }
 
-export function sessionJson(v: SessionView, now: number): Record<string, unknown> {
+/**
+ * One session of the document. `top`: an entry of `roots`, which always has `lanes` (SPEC §6) —
+ * also a lane shown at the top because its root's session file is not there (an orphan lane).
+ */
+export function sessionJson(v: SessionView, now: number, top = false): Record<string, unknown> {
   const base: Record<string, unknown> = {
     session: v.session,
     name: v.name,
@@ -57,11 +61,8 @@ export function sessionJson(v: SessionView, now: number): Record<string, unknown
       source: v.limits.source,
     },
   };
-  if (v.role === 'lane') {
-    Object.assign(base, { runId: v.runId, lane: v.lane, task: v.task, deadline: iso(v.deadline) });
-  } else {
-    base.lanes = v.lanes.map((lane) => sessionJson(lane, now));
-  }
+  if (v.role === 'lane') Object.assign(base, { runId: v.runId, lane: v.lane, task: v.task, deadline: iso(v.deadline) });
+  if (v.role !== 'lane' || top) base.lanes = v.lanes.map((lane) => sessionJson(lane, now));
   return base;
 }
 
@@ -77,7 +78,7 @@ export function statusJson(snap: Snapshot, given: readonly string[] = []): Recor
     home: homes[0] ?? null,
     homes,
     now: iso(snap.now),
-    roots: snap.roots.map((root) => sessionJson(root, snap.now)),
+    roots: snap.roots.map((root) => sessionJson(root, snap.now, true)),
     incidents: snap.incidents.map((i) => ({
       file: i.file,
       class: i.cls,
