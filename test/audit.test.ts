@@ -366,7 +366,7 @@ test('a limit shared by a 21.5 and a 12.1 tok/s model is judged at 12.1 tok/s (o
   assert.equal(summary.judgedAt, 'openai/gpt-slow');
   assert.equal(summary.boundMs, slow.boundMs);
   assert.equal(summary.verdict, 'BELOW BOUND');
-  assert.deepEqual(r.binding, { limit: 'loopPi.requestCeiling.absoluteMs', model: 'openai/gpt-slow', margin: 0.908 });
+  assert.deepEqual(r.binding, { limit: 'loopPi.requestCeiling.absoluteMs', model: 'openai/gpt-slow', margin: 0.907 }, '1200 s ÷ 1322.3 s = 0.9075…: a margin under 1 is rounded down');
 });
 
 test('no measurable calls → UNKNOWN with the reason, never a guessed rate; unknown maxTokens → UNKNOWN too', () => {
@@ -593,4 +593,46 @@ test('loadAudit: loop-pi limits for every model used, lane deadlines for their a
   assert.match(r.notes.join('\n'), /never seen in use.*openai\/gpt-unused/);
   assert.equal(r.sampled.files, 2);
   assert.deepEqual(r.warnings, []);
+});
+
+test('a model named only by a model_change (its first request still in flight) gets rows, UNKNOWN until a rate is measured', async () => {
+  const home = tempHome();
+  const file = writeSession(home, 'sid-mc', steadyCalls('gpt-x', 20, 1, T0));
+  fs.appendFileSync(
+    file,
+    JSON.stringify({ type: 'model_change', id: 'mc1', parentId: null, timestamp: iso(T0 + 500 * S), provider: 'openai', modelId: 'gpt-slow' }) + '\n' +
+      JSON.stringify({ type: 'message', id: 'u9', parentId: 'mc1', timestamp: iso(T0 + 501 * S), message: { role: 'user', content: 'go on', timestamp: T0 + 501 * S } }) + '\n',
+  );
+  const sample = await sampleRates(home);
+  assert.deepEqual(sample.files[0]!.models.map((m) => `${m.provider}/${m.id}`).sort(), ['openai/gpt-slow', 'openai/gpt-x']);
+  const r = await loadAudit(home, { now: NOW });
+  const slow = row(r, 'loopPi.requestCeiling.absoluteMs', 'openai/gpt-slow');
+  assert.equal(slow.verdict, 'UNKNOWN');
+  assert.equal(slow.rate.calls, 0);
+  assert.equal(row(r, 'loopPi.requestCeiling.absoluteMs', 'openai/gpt-x').rate.calls, 1);
+});
+
+test('a margin just under 1 stays under 1 in the JSON (0.999, BELOW BOUND), never rounds to 1', () => {
+  // 45 010 tokens at 10 tok/s need 4 501 s; the default absolute limit is 4 500 s: 0.99978×.
+  const r = buildAudit(input({
+    catalog: modelCatalog({ providers: { openai: { models: [{ id: 'gpt-x', maxTokens: 45_010 }] } } }),
+    models: [{ provider: 'openai', id: 'gpt-x' }],
+    rates: [rate('gpt-x', [10])],
+  }));
+  const abs = row(r, 'loopPi.requestCeiling.absoluteMs', 'openai/gpt-x');
+  assert.equal(abs.verdict, 'BELOW BOUND');
+  assert.equal(abs.margin, 0.999);
+  const limit = r.limits.find((l) => l.limit === 'loopPi.requestCeiling.absoluteMs')!;
+  assert.equal(limit.margin, 0.999);
+  assert.ok(r.binding && r.binding.margin < 1, JSON.stringify(r.binding));
+});
+
+test('calls counted: each call once, though a bare id\'s row pools its providers\' calls', () => {
+  const r = buildAudit(input({
+    models: [{ provider: 'openai', id: 'gpt-x' }, { provider: null, id: 'gpt-x' }],
+    rates: [rate('gpt-x', [20, 30]), { provider: null, id: 'gpt-x', tokPerS: [25], firstTokenMs: null, excluded: {} }],
+  }));
+  assert.equal(row(r, 'loopPi.requestCeiling.absoluteMs', 'gpt-x').rate.calls, 3, 'the bare id pools every provider');
+  assert.equal(r.callsCounted, 3);
+  assert.match(auditLines(r, 120).join('\n'), /Rates: 3 calls counted/);
 });

@@ -120,10 +120,16 @@ test('legacy wallClockMs (14 min) is the absolute limit only when absoluteMs is 
   assert.equal(badAbs.notes.length, 1);
   assert.match(badAbs.notes[0]!, /^loopPi\.requestCeiling\.absoluteMs: 0 /);
 
+  // A present but bad wallClockMs: the legacy ceiling's own default, 14 min (not the newer 75).
   const badWall = limitsFromSettings({ loopPi: { requestCeiling: { wallClockMs: -1 } } });
-  assert.equal(badWall.limits.absoluteMs, 75 * MIN);
-  assert.equal(badWall.limits.absoluteSource, 'default');
+  assert.equal(badWall.limits.absoluteMs, 14 * MIN);
+  assert.equal(badWall.limits.absoluteSource, 'wallClockMs');
+  assert.equal(badWall.limits.sources.absoluteMs, 'default');
   assert.match(badWall.notes[0]!, /^loopPi\.requestCeiling\.wallClockMs: -1 /);
+  // Neither present: the newer default.
+  const none = limitsFromSettings({ loopPi: { requestCeiling: {} } });
+  assert.equal(none.limits.absoluteMs, 75 * MIN);
+  assert.equal(none.limits.absoluteSource, 'default');
 });
 
 test('episode attempts: min(5, retry.maxRetries + 1)', () => {

@@ -436,6 +436,8 @@ export interface AuditResult {
   binding: { limit: string; model: string; margin: number } | null;
   limits: LimitSummary[];
   worstCase: WorstCase;
+  /** The calls whose rate counts, each once (a bare id's row pools its providers' calls: the rows' `rate.calls` overlap). */
+  callsCounted: number;
   excluded: ExcludedSummary;
   sampled: SampledSummary;
   notes: string[];
@@ -459,6 +461,8 @@ const round = (v: number, places: number): number => {
   return Math.round(v * f) / f;
 };
 const roundOrNull = (v: number | null, places: number): number | null => (v === null ? null : round(v, places));
+/** A margin to 3 places that stays on its side of 1: 0.9998 is 0.999 (BELOW BOUND), never 1. */
+const roundMargin = (m: number): number => (m < 1 ? Math.floor(m * 1000) / 1000 : round(m, 3));
 
 /** A human duration for notes: `45.0 s`, `12m24s`, `1h15m00s`. */
 export function formatAuditDuration(ms: number | null): string {
@@ -725,7 +729,7 @@ function summarizeLimits(rows: readonly DraftRow[], explanations: ReadonlyMap<st
       models: list.length,
       judgedAt: worst?.model ?? null,
       boundMs: worst?.exactBound != null ? Math.ceil(worst.exactBound) : null,
-      margin: worst?.exactMargin != null ? round(worst.exactMargin, 3) : null,
+      margin: worst?.exactMargin != null ? roundMargin(worst.exactMargin) : null,
       verdict,
       unknownModels,
       explanation: explanations.get(limit) ?? '',
@@ -739,7 +743,7 @@ const finalize = (r: DraftRow): AuditRow => ({
   kind: r.kind,
   configuredMs: r.configuredMs,
   boundMs: r.exactBound === null ? null : Math.ceil(r.exactBound),
-  margin: roundOrNull(r.exactMargin, 3),
+  margin: r.exactMargin === null ? null : roundMargin(r.exactMargin),
   verdict: r.verdict,
   rate: {
     slowestTokPerS: roundOrNull(r.rate.slowestTokPerS, 3),
@@ -833,9 +837,10 @@ export function buildAudit(input: AuditInput): AuditResult {
     now: new Date(input.now).toISOString(),
     minOutput: input.minOutput,
     rows: rows.map(finalize),
-    binding: binding ? { limit: binding.limit, model: binding.model, margin: round(binding.exactMargin!, 3) } : null,
+    binding: binding ? { limit: binding.limit, model: binding.model, margin: roundMargin(binding.exactMargin!) } : null,
     limits: summarizeLimits(rows, explanations),
     worstCase,
+    callsCounted: input.rates.reduce((n, r) => n + summarizeRates(r.tokPerS).calls, 0),
     excluded: input.excluded,
     sampled: input.sampled,
     notes,

@@ -25,7 +25,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
 export const DEFAULT_INACTIVITY_MS = 15 * MIN;
 /** loop-pi request ceiling: 75 min in total, fixed at the request start. */
 export const DEFAULT_ABSOLUTE_MS = 75 * MIN;
-/** Older loop-pi's only ceiling (`DEFAULT_WALL_CLOCK_MS`); shown for reference, never a fallback here. */
+/** Older loop-pi's only ceiling (`DEFAULT_WALL_CLOCK_MS`): what a present but bad `wallClockMs` falls back to. */
 export const LEGACY_WALL_CLOCK_DEFAULT_MS = 14 * MIN;
 /** loop-pi retry recovery: one 20-minute episode from the first recoverable failure. */
 export const DEFAULT_EPISODE_MS = 20 * MIN;
@@ -212,9 +212,17 @@ export function limitsFromSettings(settings: Record<string, unknown> | null): { 
     absolute = abs;
     absoluteSource = abs.source === 'settings' ? 'absoluteMs' : 'default';
   } else {
-    const wall = r.read('loopPi.requestCeiling.wallClockMs', timerMs, RULES.timer, DEFAULT_ABSOLUTE_MS);
-    absolute = wall;
-    absoluteSource = wall.source === 'settings' ? 'wallClockMs' : 'default';
+    // A present but bad wallClockMs falls back to the legacy ceiling's own default (14 min), as
+    // the older loop-pi that reads it does (SPEC §2: a bad value falls back to its default) —
+    // not to the newer 75 min, which would show an hour more than such a process allows.
+    const wall = r.read('loopPi.requestCeiling.wallClockMs', timerMs, RULES.timer, LEGACY_WALL_CLOCK_DEFAULT_MS);
+    if (wall.present) {
+      absolute = wall;
+      absoluteSource = 'wallClockMs';
+    } else {
+      absolute = { value: DEFAULT_ABSOLUTE_MS, source: 'default' };
+      absoluteSource = 'default';
+    }
   }
 
   const episode = r.read('loopPi.retryRecovery.episodeMs', timerMs, RULES.timer, DEFAULT_EPISODE_MS);

@@ -177,7 +177,11 @@ export class CallMeasurer {
     const messageAt = message?.timestamp ?? null;
     const endAt = maxOrNull(entry.at, messageAt);
 
-    if (entry.type === 'model_change') this.currentModel = { provider: entry.provider, id: entry.modelId };
+    if (entry.type === 'model_change') {
+      // A model switched to is in use from here (its request may still be in flight): it gets rows.
+      this.currentModel = { provider: entry.provider, id: entry.modelId };
+      this.models.set(modelLabel(this.currentModel), this.currentModel);
+    }
     if (entry.type === 'assistant') this.measure(entry, message ?? null, endAt, line, offset);
 
     if (entry.type === 'assistant') this.prevWasError = entry.value.stopReason === 'error';

@@ -122,9 +122,7 @@ export function auditLines(result: AuditResult, width: number): string[] {
   const push = (...lines: string[]) => out.push(...lines);
   push(...para(`loop-dash audit — ${result.home} — ${result.now}`, w));
 
-  const counted = new Map<string, number>();
-  for (const r of result.rows) counted.set(r.model, r.rate.calls);
-  const calls = [...counted.values()].reduce((a, b) => a + b, 0);
+  const calls = result.callsCounted;
   const ex = result.excluded.total ? `; ${result.excluded.total} left out: ${describeExclusions(result.excluded.reasons)}` : '';
   push(...para(`Rates: ${calls} call${calls === 1 ? '' : 's'} counted (ended stop, toolUse or length with ≥ ${result.minOutput} output tokens)${ex}.`, w));
   const s = result.sampled;
@@ -190,7 +188,7 @@ export function auditLines(result: AuditResult, width: number): string[] {
     push(...para(episodeText, w, '  '));
     push(
       ...para(
-        `Absolute ${dur(wc.absolute.configuredMs)} applies to each attempt (a retry is a new request): one full-budget attempt ${wc.absolute.perAttemptFits ? 'fits' : 'does NOT fit'}; with retries one request can run ${wc.absolute.composedOverAbsolute?.toFixed(2)}× the absolute limit.`,
+        `Absolute ${dur(wc.absolute.configuredMs)} applies to each attempt (a retry is a new request): one full-budget attempt ${wc.absolute.perAttemptFits ? 'fits' : 'does NOT fit'}; all ${wc.attempts} attempts at the full budget, with their waits, would need ${wc.absolute.composedOverAbsolute?.toFixed(2)}× the absolute limit.`,
         w,
         '  ',
       ),
