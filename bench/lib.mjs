@@ -32,7 +32,13 @@ export function quantile(values, q) {
   const i = Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1));
   return v[i];
 }
-export const median = (values) => quantile(values, 0.5);
+/** The middle value; of an even count the mean of the two middle ones (the lower one leaned an A/B's paired differences towards the new build). */
+export function median(values) {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const mid = v.length >> 1;
+  return v.length % 2 === 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
 
 // ---- /proc ------------------------------------------------------------------------------------
 
@@ -360,6 +366,11 @@ export function modelAt(index, file, size, from) {
 }
 
 /** The first render pass (frame mark) drawing model version ≥ v at or after `from`. */
+/**
+ * The first frame rendered from model version `v` or later: the screen shows what that version
+ * changed. Its `w` is the bytes it wrote (0: nothing that version changed is on screen — an
+ * append to a row whose cells do not move, such as a live root's, whose age is its checkpoint's).
+ */
 export function frameAt(marks, v, from) {
   return firstMark(marks, (m) => m.ev === 'frame' && m.v >= v, from);
 }

@@ -26,9 +26,13 @@ import type { LiveStore } from './live-store.js';
 import type { RemoteFeeds } from '../remote/remote-feeds.js';
 import { NO_ANSWER_MS, refusalReason } from '../views/owner-actions.js';
 import { timing } from './timing.js';
+import { lineText } from '../views/line.js';
 import { preloadInk, runsFromBundle } from './launcher.js';
 import { settleHeapGrowth } from './heap.js';
 import { ensureDir } from '../extension/atomic-file.js';
+
+/** A table row of a request in flight with its inactivity countdown (`requesting   14:59`). */
+const COUNTDOWN_ROW = / requesting(?: \(stale\))? +-?\d+:\d\d/;
 
 export interface DashboardOptions {
   store: LiveStore;
@@ -292,20 +296,34 @@ export async function runDashboard(opts: DashboardOptions): Promise<number> {
   opts.remote?.start();
   // Frames go straight to the terminal (only changed lines are rewritten, see terminal-frame.ts);
   // Ink keeps the keyboard, the React tree and raw mode.
+  let written = 0;
   const terminal = new TerminalFrame({
     isTTY: process.stdout.isTTY,
     write: (s: string) => {
-      timing.write(Buffer.byteLength(s));
+      const bytes = Buffer.byteLength(s);
+      written += bytes;
+      timing.write(bytes);
       return process.stdout.write(s);
     },
   });
+  // Under the bench's timing: each pass's bytes drawn, and after a key the rows showing a request
+  // in flight with its countdown (counted only then: a countdown's frame pays nothing for the count).
+  let keysCounted = -1;
   const frame: FrameSink = !timing.enabled
     ? terminal
     : {
         draw(lines, width, noColor) {
           const t0 = performance.now();
+          const before = written;
           terminal.draw(lines, width, noColor);
-          timing.frame(performance.now() - t0);
+          const ms = performance.now() - t0;
+          const keys = timing.keysRendered();
+          let requesting: number | undefined;
+          if (keys !== keysCounted) {
+            keysCounted = keys;
+            requesting = lines.filter((l) => COUNTDOWN_ROW.test(lineText(l))).length;
+          }
+          timing.frame(ms, { bytes: written - before, requesting });
         },
         done: () => terminal.done(),
       };

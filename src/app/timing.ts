@@ -40,10 +40,17 @@ export interface Timing {
   mark(name: string): void;
   /** Called while rendering the dashboard: what this frame shows. */
   rendered(info: Rendered): void;
-  /** An Ink render pass finished (the frame is computed; it is written if it changed); `ms`: Ink's own time. */
-  frame(ms?: number): void;
+  /**
+   * A render pass finished (the frame is computed; it is written if it changed); `ms`: its own
+   * time; `drawn`: the bytes it wrote to the terminal (0: nothing on screen changed) and, on a
+   * frame after a key, how many of its lines show a session `requesting` (the bench checks that
+   * its countdowns are on screen).
+   */
+  frame(ms?: number, drawn?: { bytes: number; requesting?: number }): void;
   /** Bytes went to the terminal. */
   write(bytes: number): void;
+  /** The keys handled as of the last frame rendered. */
+  keysRendered(): number;
   close(): void;
 }
 
@@ -57,6 +64,7 @@ const OFF: Timing = {
   rendered: () => undefined,
   frame: () => undefined,
   write: () => undefined,
+  keysRendered: () => 0,
   close: () => undefined,
 };
 
@@ -133,12 +141,22 @@ function fileTiming(file: string): Timing {
     rendered(info) {
       last = info;
     },
-    frame(ms) {
-      put({ ev: 'frame', v: last.version, k: last.keys, r: last.roots, p: last.populated, ...(ms === undefined ? {} : { ms: Math.round(ms * 100) / 100 }), ...(last.renderMs === undefined ? {} : { build: Math.round(last.renderMs * 100) / 100 }) });
+    frame(ms, drawn) {
+      put({
+        ev: 'frame',
+        v: last.version,
+        k: last.keys,
+        r: last.roots,
+        p: last.populated,
+        ...(ms === undefined ? {} : { ms: Math.round(ms * 100) / 100 }),
+        ...(last.renderMs === undefined ? {} : { build: Math.round(last.renderMs * 100) / 100 }),
+        ...(drawn === undefined ? {} : { w: drawn.bytes, ...(drawn.requesting === undefined ? {} : { q: drawn.requesting }) }),
+      });
     },
     write(bytes) {
       put({ ev: 'write', b: bytes });
     },
+    keysRendered: () => last.keys,
     close() {
       collections.disconnect();
       if (fd !== null) closeSync(fd);
