@@ -206,7 +206,7 @@ test('the background search is told: the files still to be searched before their
       headerLines({ snapshot: buildSnapshot(state, T0, { host: 'h' }), sort: 'first-limit', filter: '', filterEditing: false, readOnly: false })
         .map(lineText)
         .find((l) => l.includes('searching further back'));
-    assert.equal(line(before), 'searching further back in 2 sessions for their state (a "—" may fill in)…');
+    assert.equal(line(before), 'searching further back in 2 sessions for their state (what they show may still change)…');
     assert.equal(line(reduceEvents(initialModelState(), events)), undefined, 'gone once every file is searched');
     // The next start resumes every file from the cache: nothing to search, nothing told.
     const again = await firstStart();

@@ -115,9 +115,11 @@ export function headerLines({ snapshot: s, sort, filter, filterEditing, readOnly
     const text = s.progress.listing ? (s.progress.total > 0 ? `reading ${s.progress.read}/${s.progress.total}+ sessions… (still listing)` : 'listing sessions…') : `reading ${s.progress.read}/${s.progress.total} sessions…`;
     lines.push(plainLine(text, { color: 'cyan' }));
   } else if (s.progress.searching > 0) {
-    // The first start of a home searches long files' middles for older state entries in the background.
+    // The first start of a home searches long files' middles for older state entries in the background;
+    // until a file is searched, its loop state is the newest found in its head and tail (which can
+    // be older than one in the middle).
     const n = s.progress.searching;
-    lines.push(plainLine(`searching further back in ${n} session${n === 1 ? '' : 's'} for their state (a "—" may fill in)…`, { color: 'cyan', dim: true }));
+    lines.push(plainLine(`searching further back in ${n} session${n === 1 ? '' : 's'} for their state (what they show may still change)…`, { color: 'cyan', dim: true }));
   }
   const sortText = `sort: ${SORT_LABELS[sort]}`;
   if (filterEditing || filter) {
