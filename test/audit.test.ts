@@ -450,7 +450,8 @@ test('lane deadlines pair with their own models; a lane with no known model is U
 });
 
 test('worst case across retries: attempts × bound + worst waits, against the episode and the absolute limit', () => {
-  const { limits } = limitsFromSettings({});
+  // The episode covers openai's retries (loop-pi's recovery is set for it).
+  const { limits } = limitsFromSettings({ loopPi: { retryRecovery: { providerIds: ['openai'] } } });
   // pi's delays 2, 4, 8 s are under the 60 s floor of a 429: each wait is at most 60 s + 30 s.
   assert.deepEqual(worstRetryWait(1, limits), { retry: 1, piDelayMs: 2000, worstMs: 90_000 });
   assert.deepEqual(worstRetryWait(3, { baseDelayMs: 30_000, maxAgentDelayMs: 100_000, rateLimitDelayMs: 60_000 }), {
@@ -476,6 +477,17 @@ test('worst case across retries: attempts × bound + worst waits, against the ep
   assert.deepEqual(none.waits, []);
   assert.equal(none.composedMs, null);
   assert.equal(none.ceilingMs, 75 * 60_000);
+
+  // A provider loop-pi's recovery does not cover (the default: no providerIds): no episode, and
+  // pi's retries run to retry.maxRetries (here 6: 7 attempts, not the episode's cap of 5).
+  const uncovered = composeWorstCase(limitsFromSettings({ retry: { maxRetries: 6 } }).limits, 'openai/gpt-x', 744_186.05);
+  assert.equal(uncovered.episode.applies, false);
+  assert.equal(uncovered.attempts, 7);
+  assert.equal(uncovered.episode.fits, null);
+  assert.equal(uncovered.episode.retriesThatFit, null);
+  const waits = uncovered.waits.reduce((a, w) => a + w.worstMs, 0);
+  assert.equal(uncovered.ceilingMs, 7 * 75 * 60_000 + waits, 'every attempt up to the absolute limit, with the waits');
+  assert.equal(wc.episode.applies, true);
 });
 
 test('models.json budgets: modelOverrides wins; bad values are named', () => {
@@ -529,7 +541,9 @@ test('agent files: model list and timeouts read tolerantly', () => {
 });
 
 test('views: header warning only when a row is below bound; every report line fits the width', () => {
-  const below = buildAudit(input({ settings: { loopPi: { requestCeiling: { absoluteMs: 600_000 } } }, models: [{ provider: 'openai', id: 'gpt-x' }], rates: [rate('gpt-x', [21.5], 1_500)] }));
+  const below = buildAudit(
+    input({ settings: { loopPi: { requestCeiling: { absoluteMs: 600_000 }, retryRecovery: { providerIds: ['openai'] } } }, models: [{ provider: 'openai', id: 'gpt-x' }], rates: [rate('gpt-x', [21.5], 1_500)] }),
+  );
   const warning = auditHeaderWarning(below);
   assert.ok(warning);
   assert.match(warning, /loop-pi absolute for openai\/gpt-x at 0\.80× \(10m00s, needs 12m26s\)/);
@@ -544,6 +558,9 @@ test('views: header warning only when a row is below bound; every report line fi
   assert.match(wide, /Binding: loop-pi absolute for openai\/gpt-x — margin 0\.80×/);
   assert.match(wide, /Worst case of one request across retries \(4 attempts\)/);
   assert.match(wide, /holds 1 of 3 retries/);
+  // Without loop-pi's recovery set for openai: no episode, said so.
+  const uncovered = auditLines(buildAudit(input({ models: [{ provider: 'openai', id: 'gpt-x' }], rates: [rate('gpt-x', [21.5], 1_500)] })), 160).join('\n');
+  assert.match(uncovered, /No retry episode: openai\/gpt-x is of a provider not in loopPi\.retryRecovery\.providerIds, so pi's 3 retries run to retry\.maxRetries with no time bound/);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -301,3 +301,23 @@ test('from a checkpoint: request clocks only while requesting, episode while bus
   const c = computeClocks(clockInputFromCheckpoint(stopped, LIMITS, { resumeExpected: true }), T0);
   assert.deepEqual(c.nextResume, { at: T0 + 2 * MIN, remainingMs: 2 * MIN, source: 'predicted', step: 2 });
 });
+
+test('no recovery episode for the provider (episodeApplies false): no episode deadline in the race, pi\'s next retry still shown', () => {
+  const now = T0 + 5 * MIN;
+  const input: ClockInput = {
+    limits: { ...LIMITS, episodeApplies: false },
+    request: null,
+    episode: { startedAt: T0, attempts: 2, nextRetryAt: now + 30 * SEC, nextRetrySource: 'computed' },
+    recovery: null,
+  };
+  const c = computeClocks(input, now);
+  assert.equal(c.episode, null);
+  assert.equal(c.firstToFire, null);
+  assert.equal(c.nextRetry?.remainingMs, 30 * SEC);
+  // The same with the episode covering the provider (or not said): its deadline fires first.
+  for (const limits of [{ ...LIMITS, episodeApplies: true }, LIMITS]) {
+    const covered = computeClocks({ ...input, limits }, now);
+    assert.equal(covered.episode?.remainingMs, 15 * MIN);
+    assert.equal(covered.firstToFire, 'episode');
+  }
+});

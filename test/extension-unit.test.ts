@@ -255,6 +255,21 @@ test('tracker: an exhausted episode stops instead of waiting for a retry: attemp
   assert.equal(u.state, 'retry-wait', 'a millisecond before its end the episode still retries');
 });
 
+test('tracker: with no recovery episode for the provider (episodeApplies false), pi retries to its maxRetries, past 5 attempts and past 20 minutes', () => {
+  const retry = { ...RETRY, maxRetries: 7 };
+  const uncovered = { ...LIMITS, episodeMaxAttempts: 5, episodeApplies: false };
+  let s = initialTracker(IDENTITY, retry);
+  s = track(s, { type: 'session-start', at: 0, identity: IDENTITY, model: 'p/m', thinking: 'off', limits: uncovered, retry, held: null });
+  for (let n = 1; n <= 8; n++) {
+    // Each attempt 10 minutes after the last: the fifth is 40 minutes past the first failure.
+    const at = n * 10 * 60_000;
+    s = track(s, { type: 'request-start', at, limits: uncovered, retry });
+    s = track(s, end(at + 100, 'error', '503 Service Unavailable'));
+    assert.equal(s.episode?.attempts, n);
+    assert.equal(s.state, n <= 7 ? 'retry-wait' : 'stopped', `after failure ${n}: pi's 7 retries, no episode`);
+  }
+});
+
 test('tracker: a retry pi made that was not predicted continues the episode; a new turn after the settle does not', () => {
   // An error the classes do not know: predicted as a stop.
   let s = run([start(0), end(100, 'error', 'something odd happened')]);
@@ -835,7 +850,7 @@ test("request settings: limits from the home's settings, pi's retry settings fro
   const home = { loopPi: { requestCeiling: { inactivityMs: 60_000, absoluteMs: -1 } }, retry: { maxRetries: 1 } };
   const r = requestSettings(home, { retry: { baseDelayMs: 500, maxRetries: 2, enabled: false } });
   // pi runs with retries off: every failure is the episode's only attempt.
-  assert.deepEqual(r.limits, { inactivityMs: 60_000, absoluteMs: 75 * 60_000, episodeMs: 20 * 60_000, episodeMaxAttempts: 1 });
+  assert.deepEqual(r.limits, { inactivityMs: 60_000, absoluteMs: 75 * 60_000, episodeMs: 20 * 60_000, episodeMaxAttempts: 1, episodeApplies: false });
   assert.deepEqual(r.retry, { enabled: false, maxRetries: 2, baseDelayMs: 500, maxAgentDelayMs: 60_000, rateLimitDelayMs: 60_000 });
   // The attempt cap follows the retries pi runs with (a project's settings merged in), not the home's alone.
   assert.equal(requestSettings({}, { retry: { maxRetries: 1 } }).limits.episodeMaxAttempts, 2);
@@ -843,6 +858,12 @@ test("request settings: limits from the home's settings, pi's retry settings fro
   assert.equal(requestSettings({ loopPi: { retryBackoff: { rateLimitDelayMs: 30_000 } } }, { retry: {} }).retry.rateLimitDelayMs, 30_000, "loop-pi's 429 floor from the home");
   assert.ok(r.notes.some((n) => n.includes('absoluteMs')), 'a bad value is noted with its fallback');
   assert.equal(requestSettings(null, null).retry.baseDelayMs, 2000);
+  // loop-pi's recovery episode covers a request only of a provider in loopPi.retryRecovery.providerIds.
+  const covered = { loopPi: { retryRecovery: { providerIds: ['openai', 7] } } };
+  assert.equal(requestSettings(covered, null, 'openai').limits.episodeApplies, true);
+  assert.equal(requestSettings(covered, null, 'anthropic').limits.episodeApplies, false);
+  assert.equal(requestSettings(covered, null, null).limits.episodeApplies, false, 'no model known: no episode');
+  assert.equal(requestSettings({}, null, 'openai').limits.episodeApplies, false, 'none set: none covered');
 });
 
 test('install-extension: idempotent manifest in <home>/extensions/loop-dash, never over foreign files', () => {

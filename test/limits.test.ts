@@ -276,3 +276,20 @@ test('resume ladder: 1, 2, 4, 8, 15, 15, … minutes', () => {
   );
   assert.equal(resumeDelayMs(0), MIN);
 });
+
+test('the recovery episode covers a provider of loopPi.retryRecovery.providerIds: as the checkpoint says, else as the home says for its model', () => {
+  const { limits: home, notes } = limitsFromSettings({ loopPi: { retryRecovery: { providerIds: ['openai', 3, 'google'] } } });
+  assert.deepEqual(home.episodeProviders, ['openai', 'google'], 'the strings of the array, as loop-pi takes them');
+  assert.deepEqual(notes, []);
+  const cp = { inactivityMs: 5 * MIN, absoluteMs: 30 * MIN, episodeMs: 7 * MIN, episodeMaxAttempts: 2 };
+  assert.equal(effectiveLimits(home, cp, 'openai/gpt-x').episodeApplies, true);
+  assert.equal(effectiveLimits(home, cp, 'anthropic/claude').episodeApplies, false);
+  assert.equal(effectiveLimits(home, cp, 'gpt-x').episodeApplies, false, 'a bare id names no provider');
+  assert.equal(effectiveLimits(home, null, null).episodeApplies, false);
+  assert.equal(effectiveLimits(home, { ...cp, episodeApplies: false }, 'openai/gpt-x').episodeApplies, false, "the checkpoint's word wins");
+  assert.equal(effectiveLimits(home, { ...cp, episodeApplies: true }, 'anthropic/claude').episodeApplies, true);
+  assert.deepEqual(limitsFromSettings({}).limits.episodeProviders, [], 'none by default');
+  const bad = limitsFromSettings({ loopPi: { retryRecovery: { providerIds: 'openai' } } });
+  assert.deepEqual(bad.limits.episodeProviders, []);
+  assert.match(bad.notes[0]!, /^loopPi\.retryRecovery\.providerIds: .* is not an array of provider ids/);
+});

@@ -586,7 +586,13 @@ test('C6: clock skew through buildSnapshot — deadlines in the past, mtimes and
     cp('future', { state: 'requesting', request: req(NOW + 600_000, NOW + 600_000), updatedAt: NOW + 600_000 }),
     // A retry episode whose next retry is unknown, and one whose start is years ahead.
     cp('retry', { state: 'retry-wait', episode: { startedAt: NOW - 60_000, attempts: 2, lastError: '429', lastErrorClass: 'rate-limit', nextRetryAt: null }, updatedAt: NOW }),
-    cp('far', { state: 'retry-wait', episode: { startedAt: Date.UTC(2200, 0, 1), attempts: 1, lastError: null, lastErrorClass: null, nextRetryAt: Date.UTC(2200, 0, 1) }, updatedAt: Date.UTC(2200, 0, 1) }),
+    // (Its provider one loop-pi's recovery covers, so the episode runs.)
+    cp('far', {
+      state: 'retry-wait',
+      limits: { inactivityMs: 900_000, absoluteMs: 4_500_000, episodeMs: 1_200_000, episodeMaxAttempts: 4, episodeApplies: true },
+      episode: { startedAt: Date.UTC(2200, 0, 1), attempts: 1, lastError: null, lastErrorClass: null, nextRetryAt: Date.UTC(2200, 0, 1) },
+      updatedAt: Date.UTC(2200, 0, 1),
+    }),
     // Session files with mtimes ahead of us, and wait states with NaN and absent deadlines (a reader bug must not reach the screen).
     facts('mtime-future', { mtimeMs: NOW + 3_600_000, lastEntryAt: NOW + 3_600_000 }),
     facts('nan-timers', { mtimeMs: Number.NaN, lastEntryAt: Number.NaN, waitState: { at: Number.NaN, timers: [{ id: 't1', at: Number.NaN, reason: 'nan' }, { id: 't2', at: null, reason: 'absent' }], watchers: [{ id: 'w', label: null, pid: null, phase: null, command: null, deadline: Number.NaN, intervalS: Number.NaN }], heldMessages: null } }),

@@ -70,7 +70,8 @@ export function checkpoint(id: string, over: Partial<Checkpoint> = {}): Checkpoi
     host: HOST,
     model: 'anthropic/claude-sonnet-4',
     thinking: 'high',
-    limits: { inactivityMs: 15 * MIN, absoluteMs: 75 * MIN, episodeMs: 20 * MIN, episodeMaxAttempts: 5 },
+    // As the extension writes for a provider loop-pi's recovery covers (its episode runs).
+    limits: { inactivityMs: 15 * MIN, absoluteMs: 75 * MIN, episodeMs: 20 * MIN, episodeMaxAttempts: 5, episodeApplies: true },
     state: 'idle',
     request: null,
     episode: null,

@@ -13,6 +13,11 @@ export const checkpointLimitsSchema = z.looseObject({
   absoluteMs: z.number().finite().positive(),
   episodeMs: z.number().finite().positive(),
   episodeMaxAttempts: z.number().int().positive(),
+  /**
+   * loop-pi's recovery episode bounds this request's retries (its provider is one of
+   * `loopPi.retryRecovery.providerIds`); optional: a reader without it judges by the home's settings.
+   */
+  episodeApplies: z.boolean().optional(),
 });
 
 export const checkpointRequestSchema = z.looseObject({

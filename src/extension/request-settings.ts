@@ -39,8 +39,12 @@ export function readSettingsFile(file: string): { settings: Record<string, unkno
   }
 }
 
-/** The request's limits and retry settings from the home's settings and pi's effective settings. */
-export function requestSettings(home: Record<string, unknown> | null, effective: unknown): RequestSettings {
+/**
+ * The request's limits and retry settings from the home's settings and pi's effective settings.
+ * `provider`: the model's provider at the request start — loop-pi's recovery episode covers it only
+ * when it is one of `loopPi.retryRecovery.providerIds` (`limits.episodeApplies`).
+ */
+export function requestSettings(home: Record<string, unknown> | null, effective: unknown, provider: string | null = null): RequestSettings {
   const { limits, notes } = limitsFromSettings(home);
   const retrySource = isRecord(effective) ? effective : home;
   const retry = retrySource === home ? limits : limitsFromSettings(retrySource).limits;
@@ -52,6 +56,7 @@ export function requestSettings(home: Record<string, unknown> | null, effective:
       episodeMs: limits.episodeMs,
       // min(5, maxRetries + 1) of the retry settings pi runs with (1 when it does not retry).
       episodeMaxAttempts: retry.episodeMaxAttempts,
+      episodeApplies: provider !== null && limits.episodeProviders.includes(provider),
     },
     retry: {
       enabled: retryBlock?.enabled !== false,

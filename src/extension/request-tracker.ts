@@ -329,6 +329,8 @@ function endRequest(s: TrackerState, e: Extract<TrackerEvent, { type: 'request-e
  * most the limits' `episodeMaxAttempts`, else min(5, maxRetries + 1)), or its time is over at `at`.
  */
 function episodeExhausted(episode: TrackedEpisode, s: TrackerState, at: number): boolean {
+  // No recovery episode covers this provider: pi's own retry.maxRetries alone ends its retries.
+  if (s.limits?.episodeApplies === false) return false;
   const maxAttempts = s.limits?.episodeMaxAttempts ?? (s.retry.enabled ? Math.min(EPISODE_ATTEMPT_CAP, s.retry.maxRetries + 1) : 1);
   const episodeMs = s.limits?.episodeMs ?? DEFAULT_EPISODE_MS;
   return episode.attempts >= maxAttempts || at >= episode.startedAt + episodeMs;

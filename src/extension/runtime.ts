@@ -153,7 +153,7 @@ export class LoopDashRuntime {
       host: this.host,
     };
     this.hold = restoreHold(sm.getBranch());
-    const settings = this.readSettings();
+    const settings = this.readSettings(ctx.model?.provider ?? null);
     this.tracker = initialTracker(identity, settings.retry);
     this.apply({
       type: 'session-start',
@@ -224,7 +224,8 @@ export class LoopDashRuntime {
     this.ctx = ctx;
     // A held run that got this far (the abort at its start came too early for pi): cut it now.
     if (this.cutHeldRun) ctx.abort();
-    const settings = this.readSettings();
+    // loop-pi decides at each turn start whether its recovery covers the model's provider.
+    const settings = this.readSettings(ctx.model?.provider ?? null);
     const at = typeof event.timestamp === 'number' && Number.isFinite(event.timestamp) ? event.timestamp : this.now();
     this.apply({ type: 'request-start', at, limits: settings.limits, retry: settings.retry });
     this.changed();
@@ -453,7 +454,7 @@ export class LoopDashRuntime {
     if (age >= every) writer.writeNow();
   }
 
-  private readSettings(): RequestSettings {
+  private readSettings(provider: string | null): RequestSettings {
     const file = homePaths(this.home).settings;
     const { settings, note } = readSettingsFile(file);
     let effective: unknown = null;
@@ -462,7 +463,7 @@ export class LoopDashRuntime {
     } catch (err) {
       this.log("pi.getSettings() failed; pi's retry settings are read from the home's settings.json", err);
     }
-    const result = requestSettings(settings, effective);
+    const result = requestSettings(settings, effective, provider);
     // Log a settings problem once, not at every request.
     const summary = [note, ...result.notes].filter((n): n is string => n !== null).join('; ');
     if (summary && summary !== this.settingsNote) this.log(`settings: ${summary}`);

@@ -8,7 +8,7 @@
  * `bound ≥ maxTokens / slowest rate + time to first token`, on every hop; the smallest binds.
  */
 import { z } from 'zod';
-import { MAX_TIMER_MS, piRetryDelayMs, type HomeLimits } from './limits.js';
+import { episodeCovers, MAX_TIMER_MS, piRetryDelayMs, type HomeLimits } from './limits.js';
 
 /** The four verdicts of SPEC §8. */
 export type AuditVerdict = 'OK' | 'BELOW BOUND' | 'UNKNOWN' | 'NOT A REQUEST BOUND';
@@ -406,6 +406,8 @@ export interface WorstCase {
   /** attempts × perAttemptMs + waitsMs. */
   composedMs: number | null;
   episode: {
+    /** The model's provider is one of `loopPi.retryRecovery.providerIds`: the episode bounds its retries. */
+    applies: boolean;
     configuredMs: number;
     /** What the retries need inside the episode, which opens at the first failure: (attempts − 1) × per attempt + waits. */
     neededMs: number | null;
@@ -494,7 +496,11 @@ const WAIT_ASSUMPTIONS =
 
 /** Composes attempts, waits and the per-attempt bound (null when no bound is known). */
 export function composeWorstCase(limits: HomeLimits, model: string | null, perAttemptMs: number | null): WorstCase {
-  const attempts = Math.max(1, limits.episodeMaxAttempts);
+  // loop-pi's recovery episode (and its cap of 5 attempts) covers only the providers of
+  // `loopPi.retryRecovery.providerIds`; any other runs pi's retries to `retry.maxRetries`.
+  const applies = episodeCovers(limits.episodeProviders, model);
+  const piAttempts = limits.episodeMaxAttempts === 1 ? 1 : limits.maxRetries + 1;
+  const attempts = Math.max(1, applies ? limits.episodeMaxAttempts : piAttempts);
   const retries = attempts - 1;
   const waits = Array.from({ length: retries }, (_, i) => worstRetryWait(i + 1, limits));
   const waitsMs = waits.reduce((s, w) => s + w.worstMs, 0);
@@ -512,7 +518,7 @@ export function composeWorstCase(limits: HomeLimits, model: string | null, perAt
   }
   // What the limits allow: the first attempt up to the absolute limit, then the episode (which
   // joins the race once open) over every wait and retry, each retry again up to the absolute limit.
-  const ceilingMs = limits.absoluteMs + Math.min(limits.episodeMs, retries * limits.absoluteMs + waitsMs);
+  const ceilingMs = limits.absoluteMs + (applies ? Math.min(limits.episodeMs, retries * limits.absoluteMs + waitsMs) : retries * limits.absoluteMs + waitsMs);
   return {
     model,
     perAttemptMs: perAttemptMs === null ? null : Math.ceil(perAttemptMs),
@@ -521,11 +527,12 @@ export function composeWorstCase(limits: HomeLimits, model: string | null, perAt
     waitsMs: Math.ceil(waitsMs),
     composedMs: composedMs === null ? null : Math.ceil(composedMs),
     episode: {
+      applies,
       configuredMs: limits.episodeMs,
       neededMs: neededMs === null ? null : Math.ceil(neededMs),
-      fits: neededMs === null ? null : neededMs <= limits.episodeMs,
+      fits: neededMs === null || !applies ? null : neededMs <= limits.episodeMs,
       retries,
-      retriesThatFit,
+      retriesThatFit: applies ? retriesThatFit : null,
     },
     absolute: {
       configuredMs: limits.absoluteMs,

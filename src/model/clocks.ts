@@ -12,6 +12,9 @@
  *   aborts the active work when it passes); during a retry wait it is the only contender, so
  *   `firstToFire` is `episode` and `marginMs` is null (no second limit to compare with).
  * - Ties fire in the order inactivity, absolute, episode (SPEC: inactivity wins a tie).
+ * - The episode has a deadline only for a provider loop-pi's recovery covers
+ *   (`loopPi.retryRecovery.providerIds`, `limits.episodeApplies`); for any other, pi's retries
+ *   run with no episode (its `nextRetry` still shows).
  * - `nextRetry` exists only while the episode records a `nextRetryAt`; its source is `recorded`
  *   (the producer wrote it). `computed` is reserved for a future estimate made here.
  * - `nextResume` exists only when `recovery` is given; the caller passes it only when a resume is
@@ -45,7 +48,11 @@ export interface Clocks {
 
 /** What the clocks are computed from; null parts are not running. */
 export interface ClockInput {
-  limits: { inactivityMs: number; absoluteMs: number; episodeMs: number; episodeMaxAttempts: number };
+  /**
+   * `episodeApplies: false`: loop-pi's recovery episode does not cover the request's provider
+   * (`loopPi.retryRecovery.providerIds`): pi's retries run with no episode deadline (absent: it does).
+   */
+  limits: { inactivityMs: number; absoluteMs: number; episodeMs: number; episodeMaxAttempts: number; episodeApplies?: boolean };
   /** The model request in flight; null = none. */
   request: { startedAt: number; lastModelEventAt: number | null } | null;
   /** The open retry episode; null = none. */
@@ -80,7 +87,8 @@ export function computeClocks(input: ClockInput, now: number): Clocks {
   let episodeClock: Clocks['episode'] = null;
   let nextRetry: Clocks['nextRetry'] = null;
   if (episode) {
-    const d = deadline(episode.startedAt + limits.episodeMs, now);
+    // No episode covers a provider loop-pi's recovery is not set for: only pi's next retry runs.
+    const d = limits.episodeApplies === false ? null : deadline(episode.startedAt + limits.episodeMs, now);
     if (d) {
       episodeClock = {
         ...d,

@@ -70,6 +70,12 @@ export interface HomeLimits {
   httpIdleTimeoutMs: number;
   /** `retry.provider.timeoutMs`, or null when not set (the provider SDK's own default applies, unknown to us). */
   providerTimeoutMs: number | null;
+  /**
+   * `loopPi.retryRecovery.providerIds`: the providers whose retries loop-pi's recovery episode
+   * bounds (its `recovery.ts`: a request of any other provider has no episode; pi's own
+   * `retry.maxRetries` alone bounds its retries). Default none.
+   */
+  episodeProviders: readonly string[];
   /** For each value above, whether a valid setting gave it or its default did. */
   sources: Record<HomeLimitKey, HomeLimitSource>;
 }
@@ -94,6 +100,12 @@ export interface EffectiveLimits {
   absoluteMs: number;
   episodeMs: number;
   episodeMaxAttempts: number;
+  /**
+   * loop-pi's recovery episode bounds this request's retries: its provider is one of
+   * `loopPi.retryRecovery.providerIds` — as the checkpoint says (`limits.episodeApplies`, what the
+   * process read at the request start), else as the home's settings say for the checkpoint's model.
+   */
+  episodeApplies: boolean;
   source: Record<'inactivityMs' | 'absoluteMs' | 'episodeMs' | 'episodeMaxAttempts', LimitSource>;
 }
 
@@ -233,6 +245,10 @@ export function limitsFromSettings(settings: Record<string, unknown> | null): { 
   const rateLimit = r.read('loopPi.retryBackoff.rateLimitDelayMs', waitMs, RULES.wait, DEFAULT_RATE_LIMIT_DELAY_MS);
   const httpIdleTimeout = r.read('httpIdleTimeoutMs', httpIdle, RULES.httpIdle, PI_DEFAULT_HTTP_IDLE_TIMEOUT_MS);
   const providerTimeout = r.read('retry.provider.timeoutMs', positiveMs, RULES.positive, null);
+  // loop-pi takes the strings of an array and ignores the rest (an array of none: no provider).
+  const ids = r.get('loopPi.retryRecovery.providerIds');
+  const episodeProviders = ids.present && Array.isArray(ids.value) ? ids.value.filter((x): x is string => typeof x === 'string') : [];
+  if (ids.present && !Array.isArray(ids.value)) r.notes.push(`loopPi.retryRecovery.providerIds: ${show(ids.value)} is not an array of provider ids; no provider's retries have a recovery episode`);
 
   // pi retries only when `retry.enabled` is not false; then every failure is the episode's last attempt.
   const enabled = r.get('retry.enabled');
@@ -253,6 +269,7 @@ export function limitsFromSettings(settings: Record<string, unknown> | null): { 
     rateLimitDelayMs: num(rateLimit),
     httpIdleTimeoutMs: num(httpIdleTimeout),
     providerTimeoutMs: providerTimeout.value,
+    episodeProviders,
     sources: {
       inactivityMs: inactivity.source,
       absoluteMs: absolute.source,
@@ -275,7 +292,7 @@ export function limitsFromSettings(settings: Record<string, unknown> | null): { 
  * (what the running process read when it started the request) win; without them, the home's.
  * A checkpoint value that is not a usable number falls back to the home's, field by field.
  */
-export function effectiveLimits(home: HomeLimits, checkpointLimits: CheckpointLimits | null): EffectiveLimits {
+export function effectiveLimits(home: HomeLimits, checkpointLimits: CheckpointLimits | null, model: string | null = null): EffectiveLimits {
   // Run for every session at each snapshot, interpreted for most of a start: no closures or
   // tuple destructuring (an array pattern runs the iterator protocol).
   const c = checkpointLimits ?? null;
@@ -288,6 +305,7 @@ export function effectiveLimits(home: HomeLimits, checkpointLimits: CheckpointLi
     absoluteMs: ownAbsolute ? (c.absoluteMs as number) : home.absoluteMs,
     episodeMs: ownEpisode ? (c.episodeMs as number) : home.episodeMs,
     episodeMaxAttempts: ownAttempts ? (c.episodeMaxAttempts as number) : home.episodeMaxAttempts,
+    episodeApplies: c !== null && typeof c.episodeApplies === 'boolean' ? c.episodeApplies : episodeCovers(home.episodeProviders, model),
     source: {
       inactivityMs: ownInactivity ? 'checkpoint' : home.sources.inactivityMs,
       absoluteMs: ownAbsolute ? 'checkpoint' : home.sources.absoluteMs,
@@ -295,6 +313,13 @@ export function effectiveLimits(home: HomeLimits, checkpointLimits: CheckpointLi
       episodeMaxAttempts: ownAttempts ? 'checkpoint' : home.sources.episodeMaxAttempts,
     },
   };
+}
+
+/** Whether a model (`provider/id`) is of a provider the recovery episode covers. */
+export function episodeCovers(providers: readonly string[], model: string | null): boolean {
+  if (model === null || providers.length === 0) return false;
+  const cut = model.indexOf('/');
+  return cut > 0 && providers.includes(model.slice(0, cut));
 }
 
 function isPositive(v: unknown): boolean {

@@ -1101,6 +1101,15 @@ export function hasRunningClock(v: SessionView): boolean {
 }
 
 /**
+ * A request of this session is being retried (or retried for) with no recovery episode: its
+ * provider is not one of `loopPi.retryRecovery.providerIds`, so nothing bounds the retries in time
+ * (pi's `retry.maxRetries` alone counts them).
+ */
+export function retriesWithoutEpisode(v: SessionView): boolean {
+  return v.limits.episodeApplies === false && v.checkpoint?.episode != null && (v.state === 'requesting' || v.state === 'tools' || v.state === 'retry-wait');
+}
+
+/**
  * `v` at `now`: its running deadlines with their remaining times. A row with no running clock
  * does not depend on `now` at all (within its stable window) and is returned as it is.
  */
@@ -1169,7 +1178,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   const cp = p.checkpoint ? shiftCheckpoint(p.checkpoint.checkpoint, clockSkewMs) : null;
   const facts = p.facts;
   const role = facts?.role ?? cp?.role ?? 'root';
-  const limits = effectiveLimits(inputs.limits, cp?.limits ?? null);
+  const limits = effectiveLimits(inputs.limits, cp?.limits ?? null, cp?.model ?? null);
 
   const liveness = cp ? judgeLiveness(cp, inputs.probe, opts.host, now) : null;
   const armed = role === 'root' ? (facts?.continuation?.armed ?? null) : null;

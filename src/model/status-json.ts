@@ -58,6 +58,7 @@ export function sessionJson(v: SessionView, now: number, top = false): Record<st
       absoluteMs: v.limits.absoluteMs,
       episodeMs: v.limits.episodeMs,
       episodeMaxAttempts: v.limits.episodeMaxAttempts,
+      episodeApplies: v.limits.episodeApplies,
       source: v.limits.source,
     },
   };

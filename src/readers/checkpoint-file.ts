@@ -51,7 +51,8 @@ export async function readCheckpointFile(home: string, file: string, stat?: Know
   };
 }
 
-const LIMIT_FIELDS = Object.keys(checkpointLimitsSchema.shape) as (keyof typeof checkpointLimitsSchema.shape)[];
+/** The limits a checkpoint must give (the optional `episodeApplies` is kept when it is a boolean). */
+const LIMIT_FIELDS = ['inactivityMs', 'absoluteMs', 'episodeMs', 'episodeMaxAttempts'] as const satisfies readonly (keyof CheckpointLimits)[];
 
 /**
  * A checkpoint's `limits` that do not match the contract cost only themselves, not the request
@@ -76,6 +77,7 @@ function tolerantLimits(object: Record<string, unknown>, file: string): { object
     if (r.success) partial[field] = r.data;
     else bad.push(`${field} ${field in given ? (JSON.stringify(given[field]) ?? String(given[field])) : '(absent)'}`);
   }
+  if (typeof given['episodeApplies'] === 'boolean') partial.episodeApplies = given['episodeApplies'];
   return {
     object: { ...object, limits: null },
     partial: Object.keys(partial).length ? partial : null,

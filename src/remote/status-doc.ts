@@ -62,6 +62,7 @@ const sessionSchema = z.looseObject({
       absoluteMs: z.number(),
       episodeMs: z.number(),
       episodeMaxAttempts: z.number(),
+      episodeApplies: z.boolean().optional(),
       source: z.record(z.string(), z.string()).optional(),
     })
     .optional(),
@@ -161,6 +162,8 @@ function limitsOf(s: RemoteSessionJson | z.infer<typeof sessionSchema>): Effecti
     absoluteMs: l.absoluteMs,
     episodeMs: l.episodeMs,
     episodeMaxAttempts: l.episodeMaxAttempts,
+    // A serve from before the field computed every episode as bounded.
+    episodeApplies: l.episodeApplies ?? true,
     source: { inactivityMs: src('inactivityMs'), absoluteMs: src('absoluteMs'), episodeMs: src('episodeMs'), episodeMaxAttempts: src('episodeMaxAttempts') },
   };
 }

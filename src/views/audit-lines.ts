@@ -182,7 +182,9 @@ export function auditLines(result: AuditResult, width: number): string[] {
     const episodeText =
       e.retries === 0
         ? `Retry episode ${dur(e.configuredMs)}: pi does not retry, nothing to hold.`
-        : e.fits
+        : !e.applies
+          ? `No retry episode: ${wc.model} is of a provider not in loopPi.retryRecovery.providerIds, so pi's ${e.retries} retries run to retry.maxRetries with no time bound (they need ${dur(e.neededMs)}).`
+          : e.fits
           ? `Retry episode ${dur(e.configuredMs)} (opens at the first failure) holds all ${e.retries} retries: they need ${dur(e.neededMs)}.`
           : `Retry episode ${dur(e.configuredMs)} (opens at the first failure) holds ${e.retriesThatFit} of ${e.retries} retries at the full budget: they need ${dur(e.neededMs)}; it cuts the rest.`;
     push(...para(episodeText, w, '  '));
@@ -194,7 +196,7 @@ export function auditLines(result: AuditResult, width: number): string[] {
       ),
     );
   }
-  push(...para(`The limits let one request with all its retries run at most ${dur(wc.ceilingMs)} (the absolute limit, then the retry episode).`, w, '  '));
+  push(...para(`The limits let one request with all its retries run at most ${dur(wc.ceilingMs)} (${wc.episode.applies ? 'the absolute limit, then the retry episode' : 'each attempt up to the absolute limit, with the waits: no episode'}).`, w, '  '));
   push(...para(`Waits: ${wc.assumptions}`, w, '  '));
 
   // Each limit's explanation once, then the rows that need attention.

@@ -3,7 +3,7 @@
  * table, so the two can never disagree about a number.
  */
 import { formatRemaining } from '../model/clocks.js';
-import { checkpointAgeMs, hasRunningClock, type SessionView } from '../model/snapshot.js';
+import { checkpointAgeMs, hasRunningClock, retriesWithoutEpisode, type SessionView } from '../model/snapshot.js';
 
 /** Urgency of a countdown: warning under 3 min, critical under 1 min (SPEC §5). */
 export type Urgency = 'ok' | 'warning' | 'critical' | 'none';
@@ -75,7 +75,9 @@ export function sessionCells(v: SessionView, now: number, homeLabel = ''): Recor
       : plain('—'),
     episode: c.episode
       ? { text: `${formatRemaining(c.episode.remainingMs)} ${c.episode.attemptsLeft}/${c.episode.maxAttempts} left`, urgency: urgency(c.episode.remainingMs) }
-      : plain('—'),
+      : retriesWithoutEpisode(v)
+        ? plain('none')
+        : plain('—'),
     // A resume or retry coming is expected, not a danger: no colour; overdue (the loop or pi did
     // not restart it when due), a warning.
     resume: c.nextResume
@@ -116,5 +118,7 @@ function remainingKey(d: { remainingMs: number } | null): string {
  * Callers that keep cells per view key them on this text.
  */
 export function ageText(v: SessionView, now: number): string {
-  return v.source.checkpoint ? `${formatAge(checkpointAgeMs(v, now))}${v.source.stale ? '!' : ''}` : v.lastActivityAt !== null ? `~${formatAge(now - v.lastActivityAt)}` : '—';
+  // A session file's time past `now` (its writer's or file server's clock ahead, or `--now` before
+  // the data) is no negative age: it reads 0s, and the detail pane says by how much it is ahead.
+  return v.source.checkpoint ? `${formatAge(checkpointAgeMs(v, now))}${v.source.stale ? '!' : ''}` : v.lastActivityAt !== null ? `~${formatAge(Math.max(0, now - v.lastActivityAt))}` : '—';
 }

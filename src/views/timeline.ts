@@ -8,7 +8,7 @@
  * Each number line starts with its mark, so the picture needs no separate legend.
  */
 import type { Clocks } from '../model/clocks.js';
-import type { SessionView } from '../model/snapshot.js';
+import { retriesWithoutEpisode, type SessionView } from '../model/snapshot.js';
 import { plainLine, span, type Line, type Tone } from './line.js';
 import { urgency } from './cells.js';
 import { urgencyMarker } from './table-layout.js';
@@ -162,6 +162,10 @@ export function clockLines(v: SessionView, now: number, noColor: boolean): Line[
         `  at ${at(c.episode.at)} · attempts ${c.episode.attempts} of ${c.episode.maxAttempts} (${c.episode.attemptsLeft} left) · ${formatDuration(v.limits.episodeMs)} window (${src('episodeMs')})`,
       ),
     ]);
+  }
+  if (!c.episode && retriesWithoutEpisode(v) && cp?.episode) {
+    const provider = v.model?.includes('/') ? v.model.slice(0, v.model.indexOf('/')) : 'its provider';
+    lines.push(plainLine(`E retry episode    none: ${provider} is not in loopPi.retryRecovery.providerIds · pi's retries (attempt ${cp.episode.attempts} so far) have no time bound`));
   }
   if (c.nextRetry) {
     lines.push(plainLine(`r next retry       ${formatLeft(c.nextRetry.remainingMs)}  at ${at(c.nextRetry.at)} (${c.nextRetry.source})`));
