@@ -10,6 +10,9 @@ import path from 'node:path';
 import { loadSnapshot } from '../src/cli/load-snapshot.js';
 import { customEntry, tempHome, writeRootSession } from './support/mini-home.js';
 import { utcStamp } from '../src/contract/paths.js';
+import { sessionCells } from '../src/views/cells.js';
+import { detailLines } from '../src/views/detail-lines.js';
+import { lineText } from '../src/views/line.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 const NOW = T0 + 3_600_000;
@@ -22,7 +25,7 @@ function laneFile(rootFile: string, runId: string, id: string, at: number): stri
   return file;
 }
 
-test('a multi-step run: each lane is named (and its model given) by the step that wrote it; a failed run with no checkpoint has ended, with its error', async () => {
+test('a multi-step run: each lane is named (and its model given) by the step that wrote it; a failed run with no checkpoint has ended, its error the failed step\'s', async () => {
   const home = tempHome();
   try {
     const root = writeRootSession(home, { id: 'root-steps', cwd: '/work/runs', at: T0 });
@@ -52,16 +55,26 @@ test('a multi-step run: each lane is named (and its model given) by the step tha
     assert.equal(byId.get('lane-scout')?.model, 'openai/gpt-a');
     assert.equal(byId.get('lane-builder')?.name, 'builder');
     assert.equal(byId.get('lane-builder')?.model, 'anthropic/claude-b');
-    for (const l of lanes) {
-      assert.equal(l.state, 'ended', l.session);
-      assert.match(l.why, /pi-subagents says the run is failed: boom: the builder gave up/);
-      assert.equal(l.lastError, 'boom: the builder gave up');
-    }
+    for (const l of lanes) assert.equal(l.state, 'ended', l.session);
+    // The run's error is the failed step's, not the one that completed.
+    assert.match(byId.get('lane-builder')!.why, /pi-subagents says the run is failed: boom: the builder gave up$/);
+    assert.equal(byId.get('lane-builder')!.lastError, 'boom: the builder gave up');
+    assert.match(byId.get('lane-scout')!.why, /pi-subagents says the run is failed \(its step: complete\)$/);
+    assert.equal(byId.get('lane-scout')!.lastError, null);
 
-    // A run still going says nothing of the state: the lanes stay as their files show them.
-    fs.writeFileSync(statusFile, JSON.stringify({ runId: 'run-1', sessionId: 'root-steps', state: 'running', startedAt: T0, steps: [] }));
+    // A run still going says nothing of the state, and its error is no lane's yet.
+    fs.writeFileSync(statusFile, JSON.stringify({ runId: 'run-1', sessionId: 'root-steps', state: 'running', startedAt: T0, error: 'a transient note', steps: [] }));
     const running = await loadSnapshot([home], NOW);
-    for (const l of running.roots.find((r) => r.session === 'root-steps')!.lanes) assert.equal(l.state, 'unknown', l.session);
+    for (const l of running.roots.find((r) => r.session === 'root-steps')!.lanes) {
+      assert.equal(l.state, 'unknown', l.session);
+      assert.equal(l.lastError, null);
+    }
+    // One step (or none named) that failed: the run's error is the lane's.
+    fs.writeFileSync(statusFile, JSON.stringify({ runId: 'run-1', sessionId: 'root-steps', state: 'failed', startedAt: T0, error: 'boom', steps: [] }));
+    for (const l of (await loadSnapshot([home], NOW)).roots.find((r) => r.session === 'root-steps')!.lanes) {
+      assert.match(l.why, /pi-subagents says the run is failed: boom$/);
+      assert.equal(l.lastError, 'boom');
+    }
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }
@@ -86,7 +99,7 @@ test('loop-wait holding wakes after an owner abort (heldMessages) shows the root
   }
 });
 
-test('a session file whose mtime and entries lie past now: no negative age, its activity taken once it is due', async () => {
+test('a session file whose mtime lies past now: its age reads 0s, never negative, and the detail pane says how far ahead it is', async () => {
   const home = tempHome();
   try {
     const file = writeRootSession(home, { id: 'root-future', cwd: '/work/future', at: T0, lines: [customEntry('session_info_other', {}, T0 + 60_000)] });
@@ -94,11 +107,12 @@ test('a session file whose mtime and entries lie past now: no negative age, its 
     fs.utimesSync(file, future / 1000, future / 1000);
     const snap = await loadSnapshot([home], NOW);
     const root = snap.roots.find((r) => r.session === 'root-future')!;
-    assert.equal(root.lastActivityAt, T0 + 60_000, 'the last entry, not the mtime two hours ahead');
-    assert.ok(root.lastActivityAt! <= NOW);
-    // Once the mtime is due it counts.
-    const later = await loadSnapshot([home], future + 1000);
-    assert.equal(later.roots.find((r) => r.session === 'root-future')!.lastActivityAt, future);
+    assert.equal(root.lastActivityAt, future, 'the data as it is');
+    assert.equal(sessionCells(root, NOW).age.text, '~0s');
+    const text = detailLines(root, { now: NOW, width: 200, noColor: true, incidents: [], journal: undefined, acks: new Map(), activity: undefined, local: [] }).map(lineText).join('\n');
+    assert.match(text, /session file last active 2:00:00 ahead of this machine's clock/);
+    // Once it is past, the age counts from it.
+    assert.equal(sessionCells(root, future + 5_000).age.text, '~5s');
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }

@@ -91,6 +91,18 @@ const CASES: { name: string; input: SessionStateInput; state: SessionState; why?
   { name: 'loop-wait heldMessages empty but present', input: input({ waitState: { timers: [], watchers: [], heldMessages: [] } }), state: 'held' },
   { name: 'loop-wait heldMessages with no checkpoint', input: input({ checkpoint: null, waitState: { timers: [], watchers: [], heldMessages: ['a', 'b'] } }), state: 'held', why: /no checkpoint; loop-wait holds 2 wakes/ },
   { name: 'loop-wait heldMessages null holds nothing', input: input({ waitState: { timers: [{ at: NOW + MIN }], watchers: [], heldMessages: null } }), state: 'waiting' },
+  {
+    name: 'loop-wait heldMessages, then the session armed from the dashboard (a later loop-dash-control entry): not held',
+    input: input({ waitState: { at: NOW - 5000, timers: [{ at: NOW + MIN }], watchers: [], heldMessages: ['w'] }, dashControl: { at: NOW - 1000, held: false } }),
+    state: 'waiting',
+  },
+  {
+    name: 'loop-wait heldMessages written after an arm: held',
+    input: input({ waitState: { at: NOW - 1000, timers: [], watchers: [], heldMessages: ['w'] }, dashControl: { at: NOW - 5000, held: false } }),
+    state: 'held',
+  },
+  { name: 'loop-wait heldMessages while a request runs: requesting', input: input({ checkpoint: checkpoint({ state: 'requesting', request }), waitState: { timers: [], watchers: [], heldMessages: ['w'] } }), state: 'requesting' },
+  { name: 'loop-wait heldMessages on an ended session: ended', input: input({ checkpoint: checkpoint({ state: 'ended' }), waitState: { timers: [], watchers: [], heldMessages: ['w'] } }), state: 'ended' },
   { name: 'held and ended', input: input({ checkpoint: checkpoint({ state: 'ended', held }) }), state: 'held' },
 
   // busy states

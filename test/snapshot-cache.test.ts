@@ -80,7 +80,8 @@ function eventsFor(all: ReadonlyMap<number, SessionSpec>, indices: Iterable<numb
                   at: NOW - MIN,
                   timers: s.timers.map((t, k) => ({ id: `t${k}`, at: t === null ? null : NOW + t, reason: null })),
                   watchers: s.watchers.map((id) => ({ id, label: null, pid: null, phase: 'running', command: 'gh run watch', deadline: NOW + 30 * MIN, intervalS: 30 })),
-                  heldMessages: null,
+                  // Wakes held after an owner abort for some (a root then reads held while idle or stopped).
+                  heldMessages: s.timers.length % 2 === 1 ? ['wake: held'] : null,
                 }
               : null,
         }),
@@ -98,6 +99,8 @@ function eventsFor(all: ReadonlyMap<number, SessionSpec>, indices: Iterable<numb
       episode: s.episode && { startedAt: NOW - s.episode.startedAgo, attempts: s.episode.attempts, lastError: 'overloaded', lastErrorClass: 'overloaded', nextRetryAt: s.episode.retryIn === null ? null : NOW + s.episode.retryIn },
       recovery: s.recovery && { stoppedAt: NOW - s.recovery.stoppedAgo, resumes: s.recovery.resumes, nextResumeAt: s.recovery.resumeIn === null ? null : NOW + s.recovery.resumeIn, reason: null },
       held: s.held ? { since: NOW - MIN, by: 'owner', heldTurnStarts: 0 } : null,
+      // Some retries of a provider loop-pi's recovery does not cover: no episode deadline.
+      limits: { inactivityMs: 15 * MIN, absoluteMs: 75 * MIN, episodeMs: 20 * MIN, episodeMaxAttempts: 5, episodeApplies: !s.episode || s.episode.attempts % 2 === 0 },
     });
     events.push(cpEvent(cp));
     if (s.probe !== 'none') {
@@ -201,7 +204,8 @@ function laneStatusEvent(step: { laneStatus: number; copy: number; state: string
       currentToolStartedAt: null,
       sessionFile: null,
       steps: [{ agent: step.agent, model: null, status: step.state, sessionFile: null }],
-      error: null,
+      // A failed run's error (a lane without a checkpoint then reads ended, with it).
+      error: step.state === 'failed' ? 'boom' : null,
     },
   };
 }

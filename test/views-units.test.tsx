@@ -567,3 +567,20 @@ test('the detail pane\'s resume history takes the state log\'s resume records (a
   assert.match(text[start + 1]!, /state log root-resume by ext {2}n=2/);
   assert.match(text[start + 2]!, /assistant-error {2}503 overloaded/);
 });
+
+test('a retry of a provider loop-pi\'s recovery does not cover: EPISODE reads none, the detail pane says why, pi\'s next retry still shows', () => {
+  const episode = { startedAt: NOW - 3 * MIN, attempts: 2, lastError: '503 overloaded', lastErrorClass: 'server', nextRetryAt: NOW + 45_000 };
+  const row = (episodeApplies: boolean) =>
+    buildSnapshot(fixtureState([cpEvent(checkpoint(ID.web, { state: 'retry-wait', episode, limits: { inactivityMs: 15 * MIN, absoluteMs: 75 * MIN, episodeMs: 20 * MIN, episodeMaxAttempts: 5, episodeApplies } }))]), NOW, { host: HOST }).roots.find(
+      (r) => r.session === ID.web,
+    )!;
+  const uncovered = row(false);
+  assert.equal(uncovered.clocks.episode, null);
+  assert.equal(sessionCells(uncovered, NOW).episode.text, 'none');
+  assert.equal(sessionCells(uncovered, NOW).resume.text, 'retry 0:45');
+  const text = detailLines(uncovered, { now: NOW, width: 200, noColor: true, incidents: [], journal: undefined, acks: new Map(), activity: undefined, local: [] }).map(lineText).join('\n');
+  assert.match(text, /E retry episode {4}none: anthropic is not in loopPi\.retryRecovery\.providerIds · pi's retries \(attempt 2 so far\) have no time bound/);
+  assert.match(text, /r next retry {7}0:45 left/);
+  // Covered: the episode's countdown.
+  assert.match(sessionCells(row(true), NOW).episode.text, /^17:00 3\/5 left$/);
+});

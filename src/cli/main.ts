@@ -128,7 +128,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         }
         if (list.length === 0) io.out('(no incidents)\n');
         // Incident files that could not be read are no rows: said on stderr, so none is missed.
-        const bad = snap.warnings.filter((w) => homes.some((h) => w.file.startsWith(homePaths(h).incidents + path.sep)));
+        const bad = snap.warnings.filter((w) => homes.some((h) => w.file === homePaths(h).incidents || w.file.startsWith(homePaths(h).incidents + path.sep)));
         for (const w of bad.slice(0, 10)) io.err(`warning: ${w.file}${w.line ? `:${w.line}` : ''}: ${w.message}\n`);
         if (bad.length > 10) io.err(`… and ${bad.length - 10} more incident files with warnings (incidents --json lists them all)\n`);
       }

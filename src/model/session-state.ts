@@ -31,7 +31,9 @@ export interface SessionStateInput {
   /** The last `loop-dash-control` entry says held; null when there is none. */
   heldByEntry: boolean | null;
   /** The last `loop-wait-state`; null when there is none. `heldMessages` absent or null: no wakes held. */
-  waitState: { timers: { at: number | null }[]; watchers: { phase: string | null }[]; heldMessages?: readonly unknown[] | null } | null;
+  waitState: { at?: number | null; timers: { at: number | null }[]; watchers: { phase: string | null }[]; heldMessages?: readonly unknown[] | null } | null;
+  /** The last `loop-dash-control` entry (when it was written and whether it held), if any. */
+  dashControl?: { at: number | null; held: boolean } | null;
   role: 'root' | 'lane';
 }
 
@@ -78,7 +80,7 @@ export function deriveSessionState(input: SessionStateInput, now: number): Deriv
 
   if (!cp) {
     if (heldByEntry === true) return { state: 'held', why: 'no checkpoint; the last loop-dash-control entry says held' };
-    if (waitState?.heldMessages) return { state: 'held', why: `no checkpoint; ${heldWakes(waitState.heldMessages)}` };
+    if (wakesHeld(waitState, input.dashControl ?? null)) return { state: 'held', why: `no checkpoint; ${heldWakes(waitState!.heldMessages!)}` };
     return { state: 'unknown', why: 'no checkpoint: state inferred from the session file only' };
   }
 
@@ -95,7 +97,8 @@ export function deriveSessionState(input: SessionStateInput, now: number): Deriv
   if (cp.ownerAbort) return { state: 'held', why: 'owner aborted the request; held until armed' };
   if (cp.held) return { state: 'held', why: `owner disarmed${cp.held.by ? ` (${cp.held.by})` : ''}; held until armed` };
   if (heldByEntry === true) return { state: 'held', why: 'the last loop-dash-control entry says held' };
-  if (waitState?.heldMessages) return { state: 'held', why: heldWakes(waitState.heldMessages) };
+  // A request, tools or a retry under way, or the session ended, is what the session does now.
+  if ((cp.state === 'idle' || cp.state === 'stopped') && wakesHeld(waitState, input.dashControl ?? null)) return { state: 'held', why: heldWakes(waitState!.heldMessages!) };
 
   switch (cp.state) {
     case 'requesting':
@@ -115,6 +118,16 @@ export function deriveSessionState(input: SessionStateInput, now: number): Deriv
       return { state: 'unknown', why: `unrecognised checkpoint state ${String(never)}` };
     }
   }
+}
+
+/**
+ * SPEC §3.1: the last `loop-wait-state` has `heldMessages` (even an empty list): wakes held after
+ * an owner abort — unless a later `loop-dash-control` entry armed the session.
+ */
+function wakesHeld(waitState: SessionStateInput['waitState'], dashControl: { at: number | null; held: boolean } | null): boolean {
+  if (!waitState?.heldMessages) return false;
+  const armedAfter = dashControl !== null && !dashControl.held && dashControl.at !== null && (waitState.at == null || dashControl.at >= waitState.at);
+  return !armedAfter;
 }
 
 /** SPEC §3.1: a `loop-wait-state` with `heldMessages` (even an empty list) holds wakes after an owner abort. */

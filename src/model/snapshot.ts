@@ -1151,9 +1151,6 @@ function settingsLimits(settings: ModelState['settings']): Map<string, { limits:
  * One row at `now`, and until when nothing but its countdowns and checkpoint age can change
  * (`stableUntil`, exclusive; `now` itself when the row must be built again for any other `now`).
  */
-/** How far past `now` a session file's time may be and still count (clocks a little apart). */
-const FUTURE_SLACK_MS = 2_000;
-
 /** pi-subagents' run states after which the run does nothing more (SPEC §3.3). */
 const RUN_OVER: ReadonlySet<string> = new Set(['complete', 'failed', 'stopped', 'partial', 'rejected']);
 
@@ -1164,7 +1161,8 @@ const RUN_OVER: ReadonlySet<string> = new Set(['complete', 'failed', 'stopped', 
 function stepOf(status: LaneRunStatus, file: string | null): LaneRunStatus['steps'][number] | null {
   const steps = status.steps;
   if (file !== null) {
-    const named = steps.find((s) => s.sessionFile !== null && (s.sessionFile === file || path.resolve(s.sessionFile) === file));
+    // An absolute path names the file; a relative one is left alone (relative to what is not said).
+    const named = steps.find((s) => s.sessionFile !== null && path.isAbsolute(s.sessionFile) && path.normalize(s.sessionFile) === file);
     if (named) return named;
   }
   if (steps.length === 1 || (steps.length > 0 && steps.every((s) => s.sessionFile === null))) return steps[0]!;
@@ -1185,6 +1183,11 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   const heldByEntry = facts?.dashControl ? facts.dashControl.held : null;
   const waitState = facts?.waitState ?? null;
   const laneStatus = inputs.laneStatus;
+  const step = laneStatus ? stepOf(laneStatus, facts?.file ?? cp?.sessionFile ?? null) : null;
+  // The run's error is this lane's when its own step failed, or when the run has one step (or none
+  // named) and failed: a multi-step run's failure is not put on the steps that completed.
+  const ownError =
+    laneStatus?.error && (step?.status === 'failed' || (!step?.status && laneStatus.steps.length <= 1 && laneStatus.state === 'failed')) ? laneStatus.error : null;
   let derived = deriveSessionState(
     {
       checkpoint: cp,
@@ -1192,13 +1195,15 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
       armed,
       heldByEntry,
       waitState,
+      dashControl: facts?.dashControl ?? null,
       role,
     },
     now,
   );
   // A lane with no checkpoint whose pi-subagents run is over (SPEC §3.3) has ended, as its run says.
   if (derived.state === 'unknown' && role === 'lane' && laneStatus && RUN_OVER.has(laneStatus.state)) {
-    derived = { state: 'ended', why: `no checkpoint; pi-subagents says the run is ${laneStatus.state}${laneStatus.error ? `: ${laneStatus.error}` : ''}` };
+    const own = step?.status && step.status !== laneStatus.state ? ` (its step: ${step.status})` : '';
+    derived = { state: 'ended', why: `no checkpoint; pi-subagents says the run is ${laneStatus.state}${own}${ownError ? `: ${ownError}` : ''}` };
   }
 
   // A lost process cuts nothing and resumes nothing: its clocks are unknown, not running.
@@ -1214,7 +1219,6 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   const stale = !!(staleAfter !== null && checkpointAgeMs !== null && checkpointAgeMs > staleAfter && derived.state !== 'lost');
 
   const runId = facts?.runId ?? cp?.runId ?? null;
-  const step = laneStatus ? stepOf(laneStatus, facts?.file ?? cp?.sessionFile ?? null) : null;
   const cwd = facts?.header?.cwd ?? cp?.cwd ?? null;
   const name = facts?.name ?? cp?.agent ?? step?.agent ?? (cwd ? path.basename(cwd) : null) ?? p.session.slice(0, 8);
   const model = cp?.model ?? (facts?.model ? (facts.model.provider ? `${facts.model.provider}/${facts.model.id}` : facts.model.id) : null) ?? step?.model ?? null;
@@ -1222,20 +1226,14 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   const timers = waitState?.timers ?? [];
   const watchers = (waitState?.watchers ?? []).map((w, i) => ({ ...w, receipt: inputs.receipts[i] ?? null }));
 
-  // A session file's times past `now` (its writer's or its file server's clock ahead, or `--now`
-  // before the data) are no activity yet: taken once they are due, never shown as a negative age.
-  const entryAt = facts?.lastEntryAt ?? null;
-  const mtime = cp ? null : (facts?.mtimeMs ?? null);
-  const due = (t: number | null): number | null => (t !== null && t <= now + FUTURE_SLACK_MS ? t : null);
-  const lastActivityAt = maxOf(cp?.request?.lastModelEventAt, cp?.request?.startedAt, due(entryAt), due(mtime));
+  const lastActivityAt = maxOf(cp?.request?.lastModelEventAt, cp?.request?.startedAt, facts?.lastEntryAt, cp ? null : facts?.mtimeMs);
   const lastError =
     cp?.episode?.lastError ??
     cp?.lastStop?.error ??
     (facts?.lastAssistant && (facts.lastAssistant.stopReason === 'error' || facts.lastAssistant.stopReason === 'aborted')
       ? (facts.lastAssistant.errorMessage ?? facts.lastAssistant.stopReason)
       : null) ??
-    laneStatus?.error ??
-    null;
+    ownError;
 
   // Where this row stops being the same but for its countdowns and checkpoint age: the checkpoint
   // turns stale; an idle root's next loop-wait timer comes due; another host's checkpoint is
@@ -1252,7 +1250,6 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
     if (staleAfter !== null && !stale && derived.state !== 'lost' && cp.updatedAt + staleAfter >= now) stableUntil = Math.min(stableUntil, cp.updatedAt + staleAfter);
     if (cp.state === 'idle') for (const t of timers) if (t.at !== null && t.at > now) stableUntil = Math.min(stableUntil, t.at);
   }
-  for (const t of [entryAt, mtime]) if (t !== null && t > now + FUTURE_SLACK_MS) stableUntil = Math.min(stableUntil, t - FUTURE_SLACK_MS);
 
   const view: SessionView = {
     session: p.session,

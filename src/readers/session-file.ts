@@ -589,8 +589,8 @@ export class SessionFileReader {
       const fromZero = windowStart === 0;
 
       const entries = r.lines.map((line) => ({ line, entry: this.parseLine(line, warnings) }));
-      if (fromZero) {
-      } else {
+      // Read from the start, the window holds line 1 (checked by parseLine); else the head block does.
+      if (!fromZero) {
         if (head.headerLine) {
           this.header = this.parseLine(head.headerLine, warnings);
         }

@@ -47,6 +47,13 @@ function mergeByTime(a: readonly SessionHistoryItem[], b: readonly SessionHistor
   return [...a, ...b].sort((x, y) => (x.at ?? -Infinity) - (y.at ?? -Infinity));
 }
 
+/** A session file's last activity; a time past `now` is said as ahead of this clock, not as "in …". */
+function lastActive(at: number | null, now: number): string {
+  if (at === null) return 'unknown';
+  if (at - now >= 1000) return `${formatDuration(at - now)} ahead of this machine's clock (its writer's or file server's clock is ahead, or --now is before it)`;
+  return formatRelative(Math.min(at, now), now);
+}
+
 function rawFields(raw: Record<string, unknown>, skip: readonly string[]): string {
   return Object.entries(raw)
     .filter(([k]) => !skip.includes(k))
@@ -82,7 +89,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   }
   const dataAge = v.source.checkpoint
     ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? (v.checkpoint && REFRESHED_STATES.has(v.checkpoint.state) ? ' (STALE: refreshed at least every 15 s while a request, its tools or a retry wait runs)' : ' (STALE: refreshed at least every 60 s while its session runs; is the extension still running?)') : ''}`
-    : `no checkpoint; session file last active ${v.lastActivityAt !== null ? formatRelative(v.lastActivityAt, now) : 'unknown'}`;
+    : `no checkpoint; session file last active ${lastActive(v.lastActivityAt, now)}`;
   const skew = v.source.clockSkewMs > 0 ? ` · its writer's clock runs ${formatDuration(v.source.clockSkewMs)} ahead of this machine's: its times are shown moved back by that (from the file's mtime)` : '';
   lines.push(item(`data: ${dataAge}${skew}`));
   if (v.remote) lines.push(item(`remote: from ${v.remote.host} (${v.remote.url}), fetched ${formatAge(now - v.remote.fetchedAt)} ago · read-only here; owner actions stay on ${v.remote.host}`));
