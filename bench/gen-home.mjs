@@ -29,10 +29,12 @@ export const SHAPES = {
   big: { roots: 200, lanesPerRoot: 5, rootBytes: 2.55 * MB, largestBytes: 220 * MB, farRoots: 4, farBytes: 6 * MB, laneMaxBytes: 600 * KB, incidents: 5000 },
   quick: { roots: 80, lanesPerRoot: 5, rootBytes: 1.6 * MB, largestBytes: 64 * MB, farRoots: 3, farBytes: 3 * MB, laneMaxBytes: 300 * KB, incidents: 2000 },
   small: { roots: 20, lanesPerRoot: 5, rootBytes: 260 * KB, largestBytes: 2.2 * MB, farRoots: 2, farBytes: 600 * KB, laneMaxBytes: 60 * KB, incidents: 500 },
-  // The 10 MB home with the big home's counts (200 roots, 1 000 lanes, 5 000 incidents, 50 live
-  // requests; the far roots' state past the 32 KiB tail window): the issue's "10 MB home of the
-  // same shape" read as the same files, a hundredth of the bytes (since session 20; `small`,
-  // a tenth of the counts, was the only 10 MB home before).
+  // The big home's counts (200 roots, 1 000 lanes, 5 000 incidents, 50 live requests; the far
+  // roots' state past the 32 KiB tail window) in small files: the issue's "10 MB home of the same
+  // shape" read as the same files. It comes to ~18 MB (14 MB of session JSONL), not 10: the demo
+  // generator's files of a session's first turns are ~20 KB a root and ~8 KB a lane already, and
+  // the sizes below only grow them (since session 20; `small`, a tenth of the counts at 12 MB,
+  // was the only small home before).
   same: { roots: 200, lanesPerRoot: 5, rootBytes: 10 * KB, largestBytes: 2.2 * MB, farRoots: 4, farBytes: 60 * KB, laneMaxBytes: 2 * KB, incidents: 5000 },
   // Many sessions, little in each: what a batch costs as the number of sessions grows (bench --only scale).
   // The big home's 50 live requests (`live`: the demo's scale mode makes a quarter of its roots live;

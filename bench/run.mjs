@@ -930,10 +930,10 @@ async function main() {
       row('start', `populated big ÷ 10 MB (a tenth of the counts), cold, paired (median of ${RUNS} rounds' ratios)`, paired.cold, '×', '≤ 1.5', paired.cold <= 1.5);
       row('start', `populated big ÷ 10 MB (a tenth of the counts), warm, paired (median of ${RUNS} rounds' ratios)`, paired.warm, '×', '≤ 1.5', paired.warm <= 1.5);
       if (sq) {
-        row('start', `the 10 MB home with the big home's counts (${same.manifest.files} files): populated cold / warm`, `${sq.cold.populated.toFixed(0)} / ${sq.warm.populated.toFixed(0)}`, 'ms');
-        row('start', `populated big ÷ 10 MB (the same counts), cold, paired (median of ${RUNS} rounds' ratios)`, pairedSame.cold, '×', '≤ 1.5', pairedSame.cold <= 1.5);
-        row('start', `populated big ÷ 10 MB (the same counts), warm, paired (median of ${RUNS} rounds' ratios)`, pairedSame.warm, '×', '≤ 1.5', pairedSame.warm <= 1.5);
-        row('start', 'warm floors, big / 10 MB with the same counts', `${sb.warmFloor.toFixed(0)} / ${sq.warmFloor.toFixed(0)}`, 'ms');
+        row('start', `the small-file home with the big home's counts (${(same.manifest.totalBytes / MB).toFixed(0)} MB, ${same.manifest.files} files): populated cold / warm`, `${sq.cold.populated.toFixed(0)} / ${sq.warm.populated.toFixed(0)}`, 'ms');
+        row('start', `populated big ÷ the ${(same.manifest.totalBytes / MB).toFixed(0)} MB home of the same counts, cold, paired (median of ${RUNS} rounds' ratios)`, pairedSame.cold, '×', '≤ 1.5', pairedSame.cold <= 1.5);
+        row('start', `populated big ÷ the ${(same.manifest.totalBytes / MB).toFixed(0)} MB home of the same counts, warm, paired (median of ${RUNS} rounds' ratios)`, pairedSame.warm, '×', '≤ 1.5', pairedSame.warm <= 1.5);
+        row('start', `warm floors, big / the ${(same.manifest.totalBytes / MB).toFixed(0)} MB home of the same counts`, `${sb.warmFloor.toFixed(0)} / ${sq.warmFloor.toFixed(0)}`, 'ms');
       }
       const bound = ss.warm.populated + sb.warmFloor - ss.warmFloor;
       row('start', 'warm floor (walk, stat, watch, cache load; exec → its work done), big / 10 MB', `${sb.warmFloor.toFixed(0)} / ${ss.warmFloor.toFixed(0)}`, 'ms');
