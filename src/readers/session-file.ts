@@ -103,6 +103,12 @@ const STATE_PROBES: { needle: string; matches: (e: SessionEntry) => boolean; cov
 ];
 
 /**
+ * The loop state a session's row shows as its state (armed, the hold, loop-wait's timers and held
+ * wakes): a head-block entry of these kinds is not shown while a newer one may be in the middle.
+ */
+const PROVISIONAL_NEEDLES: ReadonlySet<string> = new Set(['"customType":"loop-continuation-state"', '"customType":"loop-wait-state"', '"customType":"loop-dash-control"']);
+
+/**
  * A line that holds any probe's needle: one regular expression instead of an `includes` per needle.
  * Over the head blocks of the big bench home's 1 213 sessions (8 KiB each: 8.9 MB, 15 018 lines)
  * it takes 5–8 ms against 38–50 ms for the seven `includes` (a fresh node, 2026-12-06).
@@ -245,8 +251,9 @@ export class SessionFileReader {
     return this.serial(async () => {
       const s = this.scan;
       if (!s || this.tailer === null || this.unsearchedBytes() === 0) return { bytesRead: 0, changed: false, facts: this.output() };
+      const pendingBefore = this.pendingCount();
       const r = await this.searchBefore(s.floor, s.headEnd, s.unresolved, maxBytes);
-      const found = r.hits.length > 0;
+      let found = r.hits.length > 0;
       for (const h of r.hits) this.hits.set(h.needle, h);
       if (r.error !== undefined) {
         // Cannot search further (the file went, or shrank): the next poll deals with the file.
@@ -255,6 +262,8 @@ export class SessionFileReader {
         const unresolved = s.unresolved.filter((n) => !r.hits.some((h) => h.needle === n));
         this.scan = { headEnd: s.headEnd, floor: r.floor, unresolved: r.floor > s.headEnd ? unresolved : [] };
       }
+      // The search done (or stopped) where a head-block state was waiting for it: it stands now.
+      if (this.pendingCount() !== pendingBefore) found = true;
       if (found) this.rebuildBase();
       return { bytesRead: r.bytesRead, changed: found, facts: this.output() };
     });
@@ -809,17 +818,38 @@ export class SessionFileReader {
     this.state = this.base === null ? facts : mergeFacts(this.base, facts);
   }
 
-  /** Folds the header and the state entries before the tail (oldest first) into `base`. */
+  /**
+   * Folds the header and the state entries before the tail (oldest first) into `base`. A loop
+   * state entry of the head block whose kind the search has not resolved yet is left out: a newer
+   * one may sit in the unsearched middle, and showing the head's (an `armed` or a hold of long ago)
+   * as the session's state would be a guess; until the search has been there it is unknown.
+   */
   private rebuildBase(): void {
     if (this.header === null && this.hits.size === 0) {
       this.base = null;
     } else {
       let facts = emptySessionFacts(this.home, this.file, this.pathInfo);
       if (this.header) facts = foldSessionEntry(facts, this.header, { line: 1, offset: 0 });
-      for (const h of [...this.hits.values()].sort((a, b) => a.offset - b.offset)) facts = foldSessionEntry(facts, h.entry, { line: null, offset: h.offset });
+      for (const h of [...this.hits.values()].sort((a, b) => a.offset - b.offset)) {
+        if (this.pendingBehind(h)) continue;
+        facts = foldSessionEntry(facts, h.entry, { line: null, offset: h.offset });
+      }
       this.base = facts;
     }
     this.setTail(this.tail);
+  }
+
+  /** A head-block loop state hit that a newer one in the unsearched middle may replace. */
+  private pendingBehind(h: StateHit): boolean {
+    const s = this.scan;
+    return s !== null && PROVISIONAL_NEEDLES.has(h.needle) && h.offset < s.headEnd && s.floor > s.headEnd && s.unresolved.includes(h.needle);
+  }
+
+  /** How many hits `rebuildBase` leaves out now (a change says the base must be folded again). */
+  private pendingCount(): number {
+    let n = 0;
+    for (const h of this.hits.values()) if (this.pendingBehind(h)) n++;
+    return n;
   }
 
   private output(): SessionFileFacts {
