@@ -98,7 +98,7 @@ test('an append costs exactly the appended bytes, through the live store (cold s
     // The one-time search before the tail windows runs in the background after a first start; the
     // head block's loop state is shown once it has been through the middle.
     await store.background();
-    assert.equal(facts(files[0]!)?.continuation?.armed, true);
+    await waitFor(() => store.settled() && facts(files[0]!)?.continuation?.armed === true, "the head block's loop state, once searched past", 5_000);
     let appended = 0;
     const before = counter.bytesRead;
     for (let round = 0; round < 5; round++) {
@@ -151,6 +151,7 @@ test('a file rewritten behind the cache (same header, longer) is read again, not
   const s2 = await open(home, cacheDir, counter);
   try {
     await s2.background();
+    await waitFor(() => s2.settled() && s2.getState().sessionFiles.get(file)?.continuation != null, 'the rewritten file searched', 5_000);
     const f = s2.getState().sessionFiles.get(file)!;
     assert.equal(f.continuation?.armed, false, 'the new content is shown');
     assert.equal(f.continuation?.nudgeCount, 9);
