@@ -488,6 +488,9 @@ test('worst case across retries: attempts × bound + worst waits, against the ep
   const waits = uncovered.waits.reduce((a, w) => a + w.worstMs, 0);
   assert.equal(uncovered.ceilingMs, 7 * 75 * 60_000 + waits, 'every attempt up to the absolute limit, with the waits');
   assert.equal(wc.episode.applies, true);
+  // No model with a bound (none named): the episode is taken to apply when a provider is covered.
+  assert.equal(composeWorstCase(limits, null, null).episode.applies, true);
+  assert.equal(composeWorstCase(limitsFromSettings({}).limits, null, null).episode.applies, false);
 });
 
 test('models.json budgets: modelOverrides wins; bad values are named', () => {

@@ -69,6 +69,17 @@ test('a multi-step run: each lane is named (and its model given) by the step tha
       assert.equal(l.state, 'unknown', l.session);
       assert.equal(l.lastError, null);
     }
+    // Two steps, neither naming its file: no step is known to be either lane's, so each lane is
+    // named by the first step's agent and takes the failed run's error (it may be either's).
+    fs.writeFileSync(
+      statusFile,
+      JSON.stringify({ runId: 'run-1', sessionId: 'root-steps', state: 'failed', startedAt: T0, error: 'boom', steps: [{ agent: 'scout', status: 'complete', sessionFile: null }, { agent: 'builder', status: 'failed', sessionFile: null }] }),
+    );
+    for (const l of (await loadSnapshot([home], NOW)).roots.find((r) => r.session === 'root-steps')!.lanes) {
+      assert.equal(l.name, 'scout');
+      assert.match(l.why, /pi-subagents says the run is failed: boom$/);
+      assert.equal(l.lastError, 'boom');
+    }
     // One step (or none named) that failed: the run's error is the lane's.
     fs.writeFileSync(statusFile, JSON.stringify({ runId: 'run-1', sessionId: 'root-steps', state: 'failed', startedAt: T0, error: 'boom', steps: [] }));
     for (const l of (await loadSnapshot([home], NOW)).roots.find((r) => r.session === 'root-steps')!.lanes) {

@@ -359,3 +359,49 @@ test('a loop state entry in the head block is not shown while the middle is stil
     rmSync(cacheDir, { recursive: true, force: true });
   }
 });
+
+test('a long file that appears while the dashboard runs is searched too: its head block\'s loop state is shown once its middle is, not left unknown', async () => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  bigSession(home, 'first', 2_000);
+  const store = await open(home, cacheDir, createReadCounter());
+  try {
+    await store.background();
+    // A long root whose only loop state entry is in its head block, written while the store runs.
+    const file = bigSession(home, 'late', 600_000);
+    await waitFor(() => store.getState().sessionFiles.get(file)?.continuation?.armed === true, "the late file's head-block state, once searched", 15_000);
+  } finally {
+    await store.stop();
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
+
+test('a one-shot read (status) of a file its cache left mid-search searches it at once: the head block\'s state is shown, not unknown', async () => {
+  const home = tempHome('loop-dash-perf-');
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
+  // Longer than one step of the search (4 MiB), so a search stopped after its first step is mid-file.
+  const file = bigSession(home, 'midsearch', 6_000_000);
+  try {
+    // A dashboard whose search is slow (4 MiB a second: a second's pause after its first step):
+    // stopped once it began, the cache it saves holds the file with its middle unsearched.
+    const events: ReaderEvent[] = [];
+    const slow = new HomeReader({ home, emit: (e) => events.push(...e), cacheDir, reconcileMs: 60_000, deepScanRate: 4 * 1024 * 1024 });
+    await slow.start();
+    await waitFor(() => events.some((e) => e.type === 'searching'), 'the search begun', 10_000);
+    // stop waits for the search's pause, whose timer is unref'd (it must not keep a dashboard
+    // alive); a ref'd one keeps this test's event loop alive meanwhile.
+    const keepAlive = setInterval(() => undefined, 1000);
+    try {
+      await slow.stop();
+    } finally {
+      clearInterval(keepAlive);
+    }
+    assert.equal(reduceEvents(initialModelState(), events).sessionFiles.get(file)?.continuation ?? null, null, 'mid-search, the head block\'s state is not shown');
+    const state = reduceEvents(initialModelState(), await loadHomeOnce(home, { cacheDir }));
+    assert.equal(state.sessionFiles.get(file)?.continuation?.armed, true);
+  } finally {
+    rmSync(path.dirname(home), { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -18,6 +18,7 @@ import { MAX_SLEEP_MS, nextFrameChange } from '../src/views/next-change.js';
 import { buildScreen } from '../src/views/screen.js';
 import { encodeLine, TerminalFrame } from '../src/views/terminal-frame.js';
 import { initialViewState, visibleRows, type ViewState } from '../src/views/view-state.js';
+import { tempHome, writeRootSession } from './support/mini-home.js';
 
 /** A tiny VT100 subset: what TerminalFrame writes (CUU, CUD, CR, LF, EL, ED, SGR, DEC modes). */
 class VirtualTerminal {
@@ -144,4 +145,23 @@ test('next frame change: the clock never sleeps past a change of the frame (ever
   // The demo home has running countdowns: with every row shown the clock ticks every second.
   const all = screenAt(now0, initialViewState());
   assert.equal(nextFrameChange({ snapshot: all.snapshot, rows: all.rows, view: initialViewState(), now: now0 }), now0 + 1000);
+});
+
+test('a session file whose time is ahead of ours (its age reads ~0s) lets the clock sleep: no wake-up every second until that time has passed', async () => {
+  const home = tempHome('loop-dash-ahead-');
+  const now0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+  const file = writeRootSession(home, { id: 'ahead', cwd: '/work/ahead', at: now0 - 3_600_000 });
+  const ahead = now0 + 2 * 3_600_000;
+  utimesSync(file, ahead / 1000, ahead / 1000);
+  const state = reduceEvents(initialModelState(), await loadHomeOnce(home, { now: () => now0, host: 'testhost' }));
+  const view = initialViewState();
+  const screenAt = (t: number) => {
+    const snapshot = buildSnapshot(state, t, { host: 'testhost' });
+    const rows = visibleRows(view, snapshot.roots);
+    return { snapshot, rows, lines: text(buildScreen({ snapshot, model: state, view, rows, width: 160, height: 30, readOnly: false, noColor: true }).lines.map((l) => l.line)) };
+  };
+  const first = screenAt(now0 + 30_000);
+  const wake = nextFrameChange({ snapshot: first.snapshot, rows: first.rows, view, now: now0 + 30_000 });
+  assert.ok(wake > now0 + 31_000, `woke ${wake - now0 - 30_000} ms after, as for an age that moves every second`);
+  for (let t = now0 + 31_000; t < wake; t += 1000) assert.deepEqual(screenAt(t).lines, first.lines, `the frame changed at +${t - now0} ms, before the wake-up`);
 });

@@ -498,7 +498,8 @@ const WAIT_ASSUMPTIONS =
 export function composeWorstCase(limits: HomeLimits, model: string | null, perAttemptMs: number | null): WorstCase {
   // loop-pi's recovery episode (and its cap of 5 attempts) covers only the providers of
   // `loopPi.retryRecovery.providerIds`; any other runs pi's retries to `retry.maxRetries`.
-  const applies = episodeCovers(limits.episodeProviders, model);
+  // With no model known (none has a bound), the episode is taken to apply when any provider is covered.
+  const applies = model === null ? limits.episodeProviders.length > 0 : episodeCovers(limits.episodeProviders, model);
   const piAttempts = limits.episodeMaxAttempts === 1 ? 1 : limits.maxRetries + 1;
   const attempts = Math.max(1, applies ? limits.episodeMaxAttempts : piAttempts);
   const retries = attempts - 1;

@@ -1147,16 +1147,13 @@ function settingsLimits(settings: ModelState['settings']): Map<string, { limits:
   return new Map(byHome);
 }
 
-/**
- * One row at `now`, and until when nothing but its countdowns and checkpoint age can change
- * (`stableUntil`, exclusive; `now` itself when the row must be built again for any other `now`).
- */
 /** pi-subagents' run states after which the run does nothing more (SPEC §3.3). */
 const RUN_OVER: ReadonlySet<string> = new Set(['complete', 'failed', 'stopped', 'partial', 'rejected']);
 
 /**
- * The step of a lane's run that wrote this session file: the one naming it, else the only one
- * (or the first, when no step names a file). A multi-step run's lanes are told apart by it.
+ * The step of a lane's run that wrote this session file: the one naming it, else the only one.
+ * A multi-step run's lanes are told apart by it; with several steps and none naming the file,
+ * none (its status and error are not this lane's to guess).
  */
 function stepOf(status: LaneRunStatus, file: string | null): LaneRunStatus['steps'][number] | null {
   const steps = status.steps;
@@ -1165,10 +1162,13 @@ function stepOf(status: LaneRunStatus, file: string | null): LaneRunStatus['step
     const named = steps.find((s) => s.sessionFile !== null && path.isAbsolute(s.sessionFile) && path.normalize(s.sessionFile) === file);
     if (named) return named;
   }
-  if (steps.length === 1 || (steps.length > 0 && steps.every((s) => s.sessionFile === null))) return steps[0]!;
-  return null;
+  return steps.length === 1 ? steps[0]! : null;
 }
 
+/**
+ * One row at `now`, and until when nothing but its countdowns and checkpoint age can change
+ * (`stableUntil`, exclusive; `now` itself when the row must be built again for any other `now`).
+ */
 function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: SnapshotOptions): { view: SessionView; stableUntil: number } {
   // A checkpoint from a clock ahead of ours is read in our time (clock-skew.ts): its times, age,
   // countdowns and another host's liveness all follow from the moved copy.
@@ -1184,10 +1184,9 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   const waitState = facts?.waitState ?? null;
   const laneStatus = inputs.laneStatus;
   const step = laneStatus ? stepOf(laneStatus, facts?.file ?? cp?.sessionFile ?? null) : null;
-  // The run's error is this lane's when its own step failed, or when the run has one step (or none
-  // named) and failed: a multi-step run's failure is not put on the steps that completed.
-  const ownError =
-    laneStatus?.error && (step?.status === 'failed' || (!step?.status && laneStatus.steps.length <= 1 && laneStatus.state === 'failed')) ? laneStatus.error : null;
+  // The run's error is this lane's when its own step failed, or, with no step known to be this
+  // lane's, when the run failed: a multi-step run's failure is not put on the steps that completed.
+  const ownError = laneStatus?.error && (step ? step.status === 'failed' : laneStatus.state === 'failed') ? laneStatus.error : null;
   let derived = deriveSessionState(
     {
       checkpoint: cp,
@@ -1220,7 +1219,7 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
 
   const runId = facts?.runId ?? cp?.runId ?? null;
   const cwd = facts?.header?.cwd ?? cp?.cwd ?? null;
-  const name = facts?.name ?? cp?.agent ?? step?.agent ?? (cwd ? path.basename(cwd) : null) ?? p.session.slice(0, 8);
+  const name = facts?.name ?? cp?.agent ?? step?.agent ?? laneStatus?.steps[0]?.agent ?? (cwd ? path.basename(cwd) : null) ?? p.session.slice(0, 8);
   const model = cp?.model ?? (facts?.model ? (facts.model.provider ? `${facts.model.provider}/${facts.model.id}` : facts.model.id) : null) ?? step?.model ?? null;
 
   const timers = waitState?.timers ?? [];

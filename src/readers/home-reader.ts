@@ -315,6 +315,10 @@ export class HomeReader {
   /** The start's reads on a worker thread, while they run. */
   private readJob: ReadJob | null = null;
   private deepScanning: Promise<void> | null = null;
+  /** The background search has ended its passes (a new one may begin: searchLater). */
+  private searchIdle = false;
+  /** A file to search came while a pass ran: another pass follows. */
+  private searchAgain = false;
   /** How long the last full walk took (ms), for the adaptive sweep interval. */
   private walkMs = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
@@ -729,6 +733,15 @@ export class HomeReader {
         .then(() => this.saveCache())
         .then(() => this.deepScan());
     } else {
+      // A one-shot read searches to the head at once; a file taken from a cache written while a
+      // dashboard's search was under way still has its middle to search: searched now.
+      for (const [file, reader] of this.sessions) {
+        if (reader.unsearchedBytes() === 0) continue;
+        const r = await reader.deepen(Infinity);
+        this.cacheStale(file);
+        if (r.changed) this.push({ type: 'session-file', facts: r.facts });
+      }
+      this.flush();
       await this.recordIncidentDirs(cleanIncidents);
       await this.saveCache();
     }
@@ -825,6 +838,29 @@ export class HomeReader {
    * one-time cost per file, as the cache keeps where they were found.
    */
   private async deepScan(): Promise<void> {
+    do {
+      this.searchAgain = false;
+      await this.deepScanPass();
+    } while (this.searchAgain && !this.stopped);
+    this.searchIdle = true;
+  }
+
+  /**
+   * A session file read after the first search began — new, or read afresh after a rewrite — whose
+   * middle is unsearched is searched too (a pass after the current one, or one of its own): until
+   * then its head block's loop state is not shown (session-file.ts pendingBehind).
+   */
+  private searchLater(): void {
+    if (!this.opts.watch || this.stopped || this.deepScanning === null) return;
+    if (!this.searchIdle) {
+      this.searchAgain = true;
+      return;
+    }
+    this.searchIdle = false;
+    this.deepScanning = this.deepScan();
+  }
+
+  private async deepScanPass(): Promise<void> {
     const role = (r: SessionFileReader) => (r.facts().role === 'root' ? 0 : 1);
     const order = [...this.sessions.entries()]
       .filter(([, r]) => r.unsearchedBytes() > 0)
@@ -1332,6 +1368,7 @@ export class HomeReader {
     else this.failing.delete(file);
     this.watchIncomplete(file, r.facts.incompleteSince);
     this.remember(file, 'session', found);
+    if (reader.unsearchedBytes() > 0) this.searchLater();
     const report = r.facts.continuation?.launch?.report;
     if (report && r.facts.role === 'root') await this.followStateLog(report, r.facts.header?.cwd ?? null);
   }

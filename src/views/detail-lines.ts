@@ -93,7 +93,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   const skew = v.source.clockSkewMs > 0 ? ` · its writer's clock runs ${formatDuration(v.source.clockSkewMs)} ahead of this machine's: its times are shown moved back by that (from the file's mtime)` : '';
   lines.push(item(`data: ${dataAge}${skew}`));
   if (v.remote) lines.push(item(`remote: from ${v.remote.host} (${v.remote.url}), fetched ${formatAge(now - v.remote.fetchedAt)} ago · read-only here; owner actions stay on ${v.remote.host}`));
-  lines.push(item(`limits: inactivity ${formatDuration(v.limits.inactivityMs)} (${v.limits.source.inactivityMs}) · absolute ${formatDuration(v.limits.absoluteMs)} (${v.limits.source.absoluteMs}) · episode ${formatDuration(v.limits.episodeMs)} × ${v.limits.episodeMaxAttempts} attempts`));
+  lines.push(item(`limits: inactivity ${formatDuration(v.limits.inactivityMs)} (${v.limits.source.inactivityMs}) · absolute ${formatDuration(v.limits.absoluteMs)} (${v.limits.source.absoluteMs}) · ${v.limits.episodeApplies ? `episode ${formatDuration(v.limits.episodeMs)} × ${v.limits.episodeMaxAttempts} attempts` : 'no retry episode (provider not in loopPi.retryRecovery.providerIds)'}`));
 
   // Clocks.
   lines.push(heading('Clocks'));

@@ -64,7 +64,8 @@ function stillRowChangeAt(v: SessionView, now: number): number {
     if (stale > now) at = Math.min(at, stale);
     if (remoteStale > now) at = Math.min(at, remoteStale);
   } else if (v.lastActivityAt !== null) {
-    at = Math.min(at, ageChangeAt(v.lastActivityAt, now));
+    // A session file's time ahead of ours reads ~0s until it has passed by a second (cells.ageText).
+    at = Math.min(at, v.lastActivityAt > now ? v.lastActivityAt + SECOND : ageChangeAt(v.lastActivityAt, now));
   }
   // `waiting` lasts until the first timer ahead of now fires.
   for (let i = 0; i < v.timers.length; i++) {
