@@ -407,16 +407,15 @@ function pairedRatio(a, b, label) {
 
 const ASSISTANT_TEXT = 'Checked the call sites again; the retry options now live in one place and the tests pass. '.repeat(8);
 
+/** One session entry line of `type` at `at` with `fields`, as pi writes it. */
+function entryLine(at, type, fields) {
+  return JSON.stringify({ type, id: Math.random().toString(16).slice(2, 10), parentId: null, timestamp: new Date(at).toISOString(), ...fields }) + '\n';
+}
+
 function appendLine(at) {
-  return (
-    JSON.stringify({
-      type: 'message',
-      id: Math.random().toString(16).slice(2, 10),
-      parentId: null,
-      timestamp: new Date(at).toISOString(),
-      message: { role: 'assistant', content: [{ type: 'text', text: ASSISTANT_TEXT }], api: 'openai-responses', provider: 'openai', model: 'gpt-6.1-sol', usage: { input: 1000, output: 120, cacheRead: 0, cacheWrite: 0, totalTokens: 1120 }, stopReason: 'toolUse', timestamp: Math.round(at) },
-    }) + '\n'
-  );
+  return entryLine(at, 'message', {
+    message: { role: 'assistant', content: [{ type: 'text', text: ASSISTANT_TEXT }], api: 'openai-responses', provider: 'openai', model: 'gpt-6.1-sol', usage: { input: 1000, output: 120, cacheRead: 0, cacheWrite: 0, totalTokens: 1120 }, stopReason: 'toolUse', timestamp: Math.round(at) },
+  });
 }
 
 /**
@@ -426,16 +425,7 @@ function appendLine(at) {
  * writes nothing, so the latency to the frame is measured with these.
  */
 function renameLine(at, n) {
-  return (
-    JSON.stringify({
-      type: 'session_info',
-      id: Math.random().toString(16).slice(2, 10),
-      parentId: null,
-      timestamp: new Date(at).toISOString(),
-      name: `bench-${String(n).padStart(5, '0')}`,
-      pad: ASSISTANT_TEXT,
-    }) + '\n'
-  );
+  return entryLine(at, 'session_info', { name: `bench-${String(n).padStart(5, '0')}`, pad: ASSISTANT_TEXT });
 }
 
 /** Appends to the home are undone afterwards (size and mtime), so the cached home stays as generated. */

@@ -500,6 +500,7 @@ export function composeWorstCase(limits: HomeLimits, model: string | null, perAt
   // `loopPi.retryRecovery.providerIds`; any other runs pi's retries to `retry.maxRetries`.
   // With no model known (none has a bound), the episode is taken to apply when any provider is covered.
   const applies = model === null ? limits.episodeProviders.length > 0 : episodeCovers(limits.episodeProviders, model);
+  // pi's own attempts: maxRetries + 1, or 1 when it does not retry (episodeMaxAttempts is 1 then).
   const piAttempts = limits.episodeMaxAttempts === 1 ? 1 : limits.maxRetries + 1;
   const attempts = Math.max(1, applies ? limits.episodeMaxAttempts : piAttempts);
   const retries = attempts - 1;

@@ -23,6 +23,7 @@
  *   times are never clamped, overdue is negative.
  */
 import type { Checkpoint } from '../contract/checkpoint.js';
+import { REFRESHED_STATES } from '../contract/checkpoint-states.js';
 import { resumeDelayMs } from './limits.js';
 
 /** An instant and how long until it (negative once overdue; never clamped). */
@@ -142,7 +143,7 @@ export function clockInputFromCheckpoint(
   limits: ClockInput['limits'],
   opts: { resumeExpected: boolean },
 ): ClockInput {
-  const busy = checkpoint.state === 'requesting' || checkpoint.state === 'tools' || checkpoint.state === 'retry-wait';
+  const busy = REFRESHED_STATES.has(checkpoint.state);
   const req = checkpoint.request;
   const ep = checkpoint.episode;
   const rec = checkpoint.recovery;

@@ -1103,10 +1103,12 @@ export function hasRunningClock(v: SessionView): boolean {
 /**
  * A request of this session is being retried (or retried for) with no recovery episode: its
  * provider is not one of `loopPi.retryRecovery.providerIds`, so nothing bounds the retries in time
- * (pi's `retry.maxRetries` alone counts them).
+ * (pi's `retry.maxRetries` alone counts them). When the episode would have a clock, as
+ * `clockInputFromCheckpoint` gives it one: a busy checkpoint of a session not lost.
  */
 export function retriesWithoutEpisode(v: SessionView): boolean {
-  return v.limits.episodeApplies === false && v.checkpoint?.episode != null && (v.state === 'requesting' || v.state === 'tools' || v.state === 'retry-wait');
+  const cp = v.checkpoint;
+  return v.limits.episodeApplies === false && cp?.episode != null && REFRESHED_STATES.has(cp.state) && v.state !== 'lost';
 }
 
 /**

@@ -40,9 +40,11 @@ export class StateLogReader {
   private readonly follower: JsonlFollower;
   /**
    * The events read since the file was last (re)started, for the session cache: what the model
-   * keeps of them (keepStateLog, reducer.ts) at least, at most twice STATE_LOG_KEEP more.
+   * keeps of them (keepStateLog, reducer.ts) at least, at most STATE_LOG_KEEP more.
    */
   private events: StateLogEvent[] = [];
+  /** How many events the last trim kept (STATE_LOG_KEEP until one has run). */
+  private keptAfterTrim = STATE_LOG_KEEP;
   /** No line since then had a problem (only a clean log is remembered). */
   private clean = true;
   /** Read (or taken from the cache) at least once. */
@@ -71,6 +73,7 @@ export class StateLogReader {
   adopt(at: JsonlPosition, events: StateLogEvent[]): StateLogEvent[] {
     this.follower.resume(at);
     this.events = events.slice();
+    this.keptAfterTrim = Math.max(STATE_LOG_KEEP, events.length);
     this.clean = true;
     this.startedReading = true;
     return events;
@@ -92,6 +95,7 @@ export class StateLogReader {
     this.startedReading = true;
     if (r.reset || r.missing) {
       this.events = [];
+      this.keptAfterTrim = STATE_LOG_KEEP;
       this.clean = true;
     }
     const warnings = [...r.warnings];
@@ -112,7 +116,12 @@ export class StateLogReader {
     }
     if (warnings.length > 0) this.clean = false;
     for (const e of events) this.events.push(e);
-    if (this.events.length > 2 * STATE_LOG_KEEP) this.events = keepStateLog(this.events);
+    // Trimmed once STATE_LOG_KEEP more have come since the last trim (what is kept can itself pass
+    // 2 × STATE_LOG_KEEP with many runs' dispatches: not trimmed again at every line).
+    if (this.events.length > this.keptAfterTrim + STATE_LOG_KEEP) {
+      this.events = keepStateLog(this.events);
+      this.keptAfterTrim = this.events.length;
+    }
     return { events, reset: r.reset, missing: r.missing, warnings };
   }
 }
