@@ -365,12 +365,17 @@ test('a long file that appears while the dashboard runs is searched too: its hea
   const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
   bigSession(home, 'first', 2_000);
   const store = await open(home, cacheDir, createReadCounter());
+  // The search's pauses wait on unref'd timers (they must not keep a dashboard alive, whose terminal
+  // does); a ref'd one keeps this test's event loop alive meanwhile — on a loaded machine a pause
+  // was all there was, and node's test runner cancelled the test as a promise never to settle.
+  const keepAlive = setInterval(() => undefined, 1000);
   try {
     await store.background();
     // A long root whose only loop state entry is in its head block, written while the store runs.
     const file = bigSession(home, 'late', 600_000);
     await waitFor(() => store.getState().sessionFiles.get(file)?.continuation?.armed === true, "the late file's head-block state, once searched", 15_000);
   } finally {
+    clearInterval(keepAlive);
     await store.stop();
     rmSync(path.dirname(home), { recursive: true, force: true });
     rmSync(cacheDir, { recursive: true, force: true });
