@@ -6,7 +6,8 @@ import path from 'node:path';
 import { checkpointSchema, type Checkpoint } from '../src/contract/checkpoint.js';
 import { cwdSlug, homePaths, stateLogPathFromReport, utcStamp } from '../src/contract/paths.js';
 import { generateHome, type DemoManifest, type DemoManifestSession } from '../src/demo/generate.js';
-import { DEMO, MIN, SEC } from '../src/demo/scenarios.js';
+import { DEMO, DEMO_PLACEHOLDER_RUN, MIN, SEC } from '../src/demo/scenarios.js';
+import { loadSnapshot } from '../src/cli/load-snapshot.js';
 
 const NOW = Date.UTC(2026, 9, 20, 12, 0, 0, 0);
 const LIVE_PID = process.pid;
@@ -370,7 +371,7 @@ test('loop state in the files: armed, state logs from launch.report, held, waits
   const api = byName(DEMO.streaming);
   const apiLog = readJsonl(path.join(manifest.repoDir, 'codex', 'state-api-refactor-loop1.jsonl'));
   const run = (name: string): string => checkpointOf(name).runId!;
-  assert.deepEqual(apiLog.filter((l) => l['ev'] === 'dispatch').map((l) => l['run']).sort(), [run(DEMO.returnedLane), run(DEMO.streamingLane)].sort());
+  assert.deepEqual(apiLog.filter((l) => l['ev'] === 'dispatch').map((l) => l['run']).sort(), [run(DEMO.returnedLane), run(DEMO.streamingLane), DEMO_PLACEHOLDER_RUN].sort());
   assert.deepEqual(apiLog.filter((l) => l['ev'] === 'return').map((l) => l['run']), [run(DEMO.returnedLane)]);
   assert.ok(apiLog.some((l) => l['ev'] === 'heartbeat'));
   assert.equal(manifest.sessions.filter((s) => s.root === api.session).length, 2);
@@ -399,6 +400,21 @@ test('loop state in the files: armed, state logs from launch.report, held, waits
   assert.ok(Object.keys(models.providers).length >= 2);
   for (const p of Object.values(models.providers)) for (const m of p.models) assert.equal(typeof m['maxTokens'], 'number');
   assert.equal(models.providers['openai']!.modelOverrides!['gpt-6.1-sol']!['maxTokens'], 80_000);
+});
+
+test('the demo shows the lane api-refactor dispatched 20 s ago, with no session yet, as a placeholder lane', async () => {
+  const snap = await loadSnapshot([manifest.home], manifest.now);
+  const api = snap.roots.find((r) => r.name === DEMO.streaming)!;
+  const lane = api.lanes.find((l) => l.runId === DEMO_PLACEHOLDER_RUN);
+  assert.ok(lane, `lanes: ${api.lanes.map((l) => l.session).join(', ')}`);
+  assert.equal(lane.session, `run:${DEMO_PLACEHOLDER_RUN}`);
+  assert.equal(lane.placeholder, 'dispatch');
+  assert.equal(lane.state, 'dispatched');
+  assert.equal(lane.name, 'L3');
+  assert.equal(lane.task, 'T5');
+  assert.equal(lane.deadline, manifest.now - 20 * SEC + 60 * MIN);
+  // The lanes with sessions are not placeholders.
+  assert.equal(api.lanes.filter((l) => l.placeholder).length, 1);
 });
 
 test('the same inputs give the same home', async () => {

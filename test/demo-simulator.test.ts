@@ -165,7 +165,8 @@ test('the 429 episode retries and succeeds, a stopped root is resumed on the lad
     const apiLog = path.join(manifest.repoDir, 'codex', 'state-api-refactor-loop1.jsonl');
     const l1Run = readCheckpoint(find(DEMO.streamingLane).checkpoint!)!.runId;
     await waitFor('L1 returns', () => completeLines(apiLog).some((l) => l['ev'] === 'return' && l['run'] === l1Run));
-    const dispatch = await waitFor('a new lane is dispatched', () => completeLines(apiLog).find((l) => l['ev'] === 'dispatch' && l['lane'] === 'L3'));
+    // (L3 was dispatched before the start and has no session yet: the next is L4.)
+    const dispatch = await waitFor('a new lane is dispatched', () => completeLines(apiLog).find((l) => l['ev'] === 'dispatch' && l['lane'] === 'L4'));
     const status = await waitFor('the new lane status', () => {
       try {
         return JSON.parse(fs.readFileSync(path.join(homePaths(manifest.home).laneRuns, String(dispatch['run']), 'status.json'), 'utf8')) as Obj;

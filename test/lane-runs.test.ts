@@ -13,6 +13,15 @@ import { utcStamp } from '../src/contract/paths.js';
 import { sessionCells } from '../src/views/cells.js';
 import { detailLines } from '../src/views/detail-lines.js';
 import { lineText } from '../src/views/line.js';
+import { confirmText } from '../src/views/owner-actions.js';
+import type { Key } from 'ink';
+import { readKeypress } from '../src/views/keymap.js';
+import { buildScreen } from '../src/views/screen.js';
+import { treeRows } from '../src/views/session-rows.js';
+import { initialViewState, viewReducer, type KeyContext, type ViewState } from '../src/views/view-state.js';
+import { spawnSync } from 'node:child_process';
+
+const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 const NOW = T0 + 3_600_000;
@@ -126,5 +135,112 @@ test('a session file whose mtime lies past now: its age reads 0s, never negative
     assert.equal(sessionCells(root, future + 5_000).age.text, '~5s');
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('lanes with no session yet (SPEC §3.4): a dispatch with no return, or a run pi-subagents lists as going, is a placeholder lane — shown, named, refused for owner actions; a return, the loop\'s close or the lane\'s session file ends it', async () => {
+  const home = tempHome();
+  const repo = fs.mkdtempSync(path.join(path.dirname(home), 'repo-'));
+  try {
+    const report = 'codex/report-dash-loop1.md';
+    const root = writeRootSession(home, {
+      id: 'root-loop',
+      cwd: repo,
+      at: T0,
+      lines: [customEntry('loop-continuation-state', { armed: true, launch: { report, loop: 1, launchTs: T0 }, nudgeCount: 0 }, T0 + 1000)],
+    });
+    const logFile = path.join(repo, 'codex', 'state-dash-loop1.jsonl');
+    fs.mkdirSync(path.dirname(logFile), { recursive: true });
+    let seq = 0;
+    const ev = (at: number, e: string, raw: Record<string, unknown>) => JSON.stringify({ v: 1, seq: ++seq, ts: new Date(at).toISOString().replace('.000Z', 'Z'), ev: e, by: 'dispatcher', ...raw }) + '\n';
+    fs.writeFileSync(
+      logFile,
+      ev(T0 + 60_000, 'open', {}) +
+        ev(T0 + 120_000, 'dispatch', { lane: 'L1', task: 'fix the flaky test', agent: 'worker', run: 'run-a', base: 'abc', deadline: new Date(NOW + 600_000).toISOString(), model: 'openai/gpt-x' }) +
+        ev(T0 + 130_000, 'dispatch', { lane: 'L2', task: 'done already', agent: 'worker', run: 'run-b', base: 'abc' }) +
+        ev(T0 + 140_000, 'return', { lane: 'L2', run: 'run-b', status: 'complete' }) +
+        ev(T0 + 150_000, 'dispatch', { lane: 'L3', task: 'has its session', agent: 'worker', run: 'run-c', base: 'abc' }),
+    );
+    laneFile(root, 'run-c', 'lane-c', T0 + 160_000);
+    const statusOf = (runId: string, state: string) => {
+      const file = path.join(home, 'tmp', 'async-subagent-runs', runId, 'status.json');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify({ runId, sessionId: root, state, pid: 4242, startedAt: T0 + 170_000, lastActivityAt: T0 + 180_000, steps: [{ agent: 'reviewer', model: 'anthropic/claude-y', status: state }] }));
+    };
+    statusOf('run-d', 'running');
+    statusOf('run-e', 'complete');
+
+    const lanesOf = async (now = NOW) => (await loadSnapshot([home], now)).roots.find((r) => r.session === 'root-loop')!.lanes;
+    let lanes = await lanesOf();
+    const byKey = new Map(lanes.map((l) => [l.session, l]));
+    assert.deepEqual([...byKey.keys()].sort(), ['lane-c', 'run:run-a', 'run:run-d'], 'the open run, the running one and the lane with its session; not the returned run nor the complete one');
+    const a = byKey.get('run:run-a')!;
+    assert.equal(a.placeholder, 'dispatch');
+    assert.equal(a.state, 'dispatched');
+    assert.equal(a.name, 'L1');
+    assert.equal(a.task, 'fix the flaky test');
+    assert.equal(a.model, 'openai/gpt-x');
+    assert.equal(a.deadline, NOW + 600_000);
+    assert.equal(a.parent, 'root-loop');
+    assert.match(a.why, /^dispatched 2026-11-30T12:02:00Z \(state log line 2, agent worker\), no return yet; no session file or checkpoint of run run-a found/);
+    const d = byKey.get('run:run-d')!;
+    assert.equal(d.placeholder, 'status');
+    assert.equal(d.state, 'dispatched');
+    assert.equal(d.name, 'reviewer');
+    assert.equal(d.model, 'anthropic/claude-y');
+    assert.match(d.why, /pi-subagents says the run is running \(pid 4242\)/);
+    assert.equal(byKey.get('lane-c')!.placeholder, undefined);
+    assert.equal(byKey.get('lane-c')!.lane, 'L3');
+
+    // What the table, the detail pane and status --json say.
+    assert.equal(sessionCells(a, NOW).state.text, 'dispatched');
+    const text = detailLines(a, { now: NOW, width: 200, noColor: true, incidents: [], journal: undefined, acks: new Map(), activity: undefined, local: [] }).map(lineText).join('\n');
+    assert.match(text, /no session yet \(run run-a\)/);
+    assert.match(text, /no session file or checkpoint yet; dispatched 58m ago/);
+    assert.match(text, /lane L1 · task fix the flaky test · run run-a · deadline/);
+    const json = spawnSync(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', home], { encoding: 'utf8' });
+    assert.equal(json.status, 0, json.stderr);
+    const jsonLanes = JSON.parse(json.stdout).roots.find((r: { session: string }) => r.session === 'root-loop').lanes as Record<string, unknown>[];
+    assert.deepEqual(jsonLanes.filter((l) => l.placeholder).map((l) => [l.session, l.placeholder, l.state]).sort(), [['run:run-a', 'dispatch', 'dispatched'], ['run:run-d', 'status', 'dispatched']]);
+
+    // Owner actions: refused, in the dashboard's dialog and on the command line, and nothing is written.
+    for (const action of ['abort', 'disarm', 'arm'] as const) {
+      const c = confirmText(action, a, NOW);
+      assert.ok(c.refused, action);
+      assert.match(c.title, /it has no session yet/);
+      assert.match(c.effect, /no session file or checkpoint of it is there, so no extension can answer/);
+    }
+    // In the dashboard: x opens the dialog, which only says why; y sends nothing.
+    const snap = await loadSnapshot([home], NOW);
+    const tree = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+    const ctx: KeyContext = { roots: snap.roots, incidents: snap.incidents, now: NOW, tableRows: 40, detailLines: 0, detailRows: 0, incidentRows: 10, recordLines: 0 };
+    const keyOf = (input: string) => readKeypress(input, {} as Key, { readOnly: false });
+    for (const k of ['x', 'd', 'a']) {
+      let s: ViewState = { ...initialViewState(), cursor: 'run:run-a' };
+      s = viewReducer(s, { type: 'key', press: keyOf(k), ctx });
+      assert.equal(s.confirm?.session, 'run:run-a', `${k} opens the dialog`);
+      const dialog = buildScreen({ snapshot: snap, model: { journal: new Map(), acks: new Map() }, view: s, rows: tree, width: 160, height: 80, readOnly: false, noColor: true }).lines.map((l) => lineText(l.line));
+      assert.ok(dialog.some((l) => l.includes('Cannot ')) && dialog.at(-1) === 'any key closes', dialog.slice(-6).join('\n'));
+      s = viewReducer(s, { type: 'key', press: keyOf('y'), ctx });
+      assert.equal(s.confirm, null);
+      assert.equal(s.pending.length, 0, 'nothing is sent for a lane with no session');
+    }
+    const cli = spawnSync(process.execPath, [BIN, 'abort', 'run:run-a', '--yes', '--home', home], { encoding: 'utf8' });
+    assert.equal(cli.status, 2, cli.stdout + cli.stderr);
+    assert.match(cli.stderr, /abort: L1: This lane has no session yet: its root's state log dispatched run run-a/);
+    assert.equal(fs.existsSync(path.join(home, 'loop-dash', 'control')), false, 'no control request written');
+
+    // The run returns; the running one gets its session file: neither is a placeholder any more.
+    fs.appendFileSync(logFile, ev(T0 + 200_000, 'return', { lane: 'L1', run: 'run-a', status: 'complete' }));
+    laneFile(root, 'run-d', 'lane-d', T0 + 210_000);
+    lanes = await lanesOf();
+    assert.deepEqual(lanes.map((l) => l.session).sort(), ['lane-c', 'lane-d']);
+    // A new dispatch, then the loop's close: a closed loop has no live lane.
+    fs.appendFileSync(logFile, ev(T0 + 220_000, 'dispatch', { lane: 'L4', task: 'late', agent: 'worker', run: 'run-f', base: 'abc' }));
+    assert.ok((await lanesOf()).some((l) => l.session === 'run:run-f'));
+    fs.appendFileSync(logFile, ev(T0 + 230_000, 'close', {}));
+    assert.deepEqual((await lanesOf()).map((l) => l.session).sort(), ['lane-c', 'lane-d']);
+  } finally {
+    fs.rmSync(path.dirname(home), { recursive: true, force: true });
   }
 });

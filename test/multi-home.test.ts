@@ -37,7 +37,7 @@ test('status with two homes: rows grouped by home, a HOME column with distinct l
   const b = await distinctHome('studio', NOW);
   const snap = await loadSnapshot([a.home, b.home], NOW);
   const ids = new Set(snap.roots.flatMap((r) => [r.session, ...r.lanes.map((l) => l.session)]));
-  assert.equal(ids.size, a.sessions.length + b.sessions.length, 'every session of both homes is shown once');
+  assert.equal(ids.size, a.sessions.length + a.placeholders.length + b.sessions.length + b.placeholders.length, 'every session (and lane with no session yet) of both homes is shown once');
 
   const table = renderStatusTable(snap);
   const lines = table.split('\n');

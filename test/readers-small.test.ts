@@ -1052,6 +1052,23 @@ test('state log: a run\'s dispatch outlives the last STATE_LOG_KEEP events (one 
   assert.deepEqual(kept.slice(2), log.slice(-STATE_LOG_KEEP));
   assert.equal(keepStateLog(kept).length, kept.length, 'kept again: the same');
   assert.equal(keepStateLog(log.slice(0, 10)).length, 10);
+  // With each kept dispatch, its run's newest return (a dispatch with none is a live lane), and the
+  // loop's newest close; a return of a run whose dispatch is not kept, and older closes, are not.
+  const withReturns = [
+    ev(1, 'return', { run: 'run-z' }),
+    ev(2, 'close'),
+    ev(3, 'dispatch', { run: 'run-a' }),
+    ev(4, 'return', { run: 'run-a', status: 'failed' }),
+    ev(5, 'dispatch', { run: 'run-b' }),
+    ev(6, 'return', { run: 'run-a', status: 'complete' }),
+    ev(7, 'close'),
+    ...Array.from({ length: 300 }, (_, i) => ev(8 + i, 'gate')),
+  ];
+  assert.deepEqual(
+    keepStateLog(withReturns).slice(0, 4).map((e) => [e.seq, e.ev, e.raw.run ?? null]),
+    [[3, 'dispatch', 'run-a'], [5, 'dispatch', 'run-b'], [6, 'return', 'run-a'], [7, 'close', null]],
+  );
+  assert.equal(keepStateLog(withReturns).length, 4 + STATE_LOG_KEEP);
 
   // Through the reader and its cache entry.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-statelog-'));

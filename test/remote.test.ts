@@ -73,8 +73,12 @@ test('remote rows: served by one live store, read by another; countdowns recompu
     const merged = mergeRemote(buildSnapshot(local.getState(), localNow, { host: HOST }), feeds.get(), localNow);
     const rows = flat(merged.roots);
     const remoteRows = rows.filter((r) => r.remote);
-    assert.equal(remoteRows.length, studio.sessions.length, 'every session of the other machine is shown');
-    assert.equal(rows.length - remoteRows.length, laptop.sessions.length, 'and every local one');
+    assert.equal(remoteRows.length, studio.sessions.length + studio.placeholders.length, 'every session (and lane with no session yet) of the other machine is shown');
+    assert.equal(rows.length - remoteRows.length, laptop.sessions.length + laptop.placeholders.length, 'and every local one');
+    // A lane with no session yet comes across as one, and stays read-only here.
+    const remotePlaceholder = remoteRows.find((r) => r.session === `run:${studio.placeholders[0]!.runId}`);
+    assert.equal(remotePlaceholder?.placeholder, 'dispatch');
+    assert.equal(remotePlaceholder?.state, 'dispatched');
     assert.deepEqual(merged.remotes?.map((r) => ({ host: r.host, roots: r.roots, stale: r.stale, error: r.error })), [{ host: HOST, roots: merged.roots.filter((r) => r.remote).length, stale: false, error: null }]);
 
     // The served document's remainingMs is as old as the fetch; ours are recomputed from `at`.
@@ -143,7 +147,7 @@ test('remote rows: served by one live store, read by another; countdowns recompu
     await feeds.refresh();
     const later = clock();
     const stale = mergeRemote(buildSnapshot(local.getState(), later, { host: HOST }), feeds.get(), later);
-    assert.equal(flat(stale.roots).filter((r) => r.remote).length, studio.sessions.length, 'rows kept');
+    assert.equal(flat(stale.roots).filter((r) => r.remote).length, studio.sessions.length + studio.placeholders.length, 'rows kept');
     assert.ok(flat(stale.roots).filter((r) => r.remote).every((r) => r.source.stale));
     assert.equal(stale.remotes![0]!.error, 'ECONNREFUSED');
     const staleScreen = buildScreen({ snapshot: stale, model: { journal: new Map(), acks: new Map() }, view: initialViewState(), rows: treeRows(stale.roots, { sort: 'first-limit', filter: '', collapsed: new Set() }), width: 160, height: 80, readOnly: false, noColor: true });

@@ -130,7 +130,13 @@ test('metrics for a fixed snapshot: every clock of every session as the model co
 
   // Per home: sessions known by role and state; incidents by class; nothing pruned beyond the finished ones.
   const known = find(samples, 'loop_dash_sessions', { home: m.home }).reduce((n, s) => n + s.value, 0);
-  assert.equal(known, m.sessions.length);
+  assert.equal(known, m.sessions.length + m.placeholders.length, 'every session, and each lane with no session yet');
+  // A lane dispatched with no session yet: its state series, under its root.
+  for (const p of m.placeholders) {
+    assert.equal(one(samples, 'loop_dash_session_state', { session: `run:${p.runId}`, state: 'dispatched', role: 'lane', root: p.root }), 1, `placeholder ${p.lane}`);
+    assert.equal(one(samples, 'loop_dash_session_state', { session: `run:${p.runId}`, state: 'unknown' }), 0);
+  }
+  assert.ok(m.placeholders.length > 0);
   assert.equal(one(samples, 'loop_dash_sessions', { home: m.home, role: 'root', state: 'recovering' }), 2);
   const incidents = find(samples, 'loop_dash_incidents_total', { home: m.home });
   assert.equal(incidents.reduce((n, s) => n + s.value, 0), m.incidents.length);
@@ -204,7 +210,7 @@ test('cardinality: an ended session leaves the metrics after the grace period; l
 
   // Every per-session family is bounded by the sessions exported × a fixed number of label values.
   const exported = new Set(after.filter((s) => s.labels.session).map((s) => s.labels.session));
-  assert.ok(after.filter((s) => s.labels.session).length <= exported.size * 35, 'at most 35 series per session');
+  assert.ok(after.filter((s) => s.labels.session).length <= exported.size * 36, 'at most 36 series per session');
 });
 
 test('incident counter: the files present at start count once, and a second scrape does not count them again', async () => {
@@ -270,7 +276,7 @@ test('HTTP: GET /metrics, /api/status, /healthz; 405 for anything but GET; 404; 
     assert.equal(health.status, 200);
     const body = (await health.json()) as { status: string; sessions: number };
     assert.equal(body.status, 'ok');
-    assert.equal(body.sessions, m.sessions.length, 'each session once, whether it has a file, a checkpoint or both');
+    assert.equal(body.sessions, m.sessions.length, 'each session once, whether it has a file, a checkpoint or both (a lane with no session yet is none)');
 
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
       for (const p of ['/metrics', '/api/status', '/healthz', '/api/abort']) {

@@ -15,7 +15,7 @@ import { generateHome } from '../src/demo/generate.js';
 import { initialModelState, reduceEvents, type ModelState } from '../src/model/reducer.js';
 import { MinQueue } from '../src/model/min-queue.js';
 import { buildSnapshot, createSnapshotCache, snapshotSteps } from '../src/model/snapshot.js';
-import type { ReaderEvent } from '../src/model/types.js';
+import type { ReaderEvent, StateLogEvent } from '../src/model/types.js';
 import { loadHomeOnce } from '../src/readers/home-reader.js';
 import { stateLogPathFromReport } from '../src/contract/paths.js';
 import { headerLines } from '../src/views/header-lines.js';
@@ -153,12 +153,15 @@ const stepArb = fc.oneof(
   fc.record({ receipt: fc.nat({ max: 7 }), id: fc.constantFrom('w1', 'w2', 'w3'), observations: fc.nat({ max: 9 }), phase: fc.constantFrom('running', 'done'), drop: fc.boolean() }),
   // A state log appended to or rewritten: the log of the session at `stateLog` (followed when that
   // is a root with a launch report), a dispatch for each of the lanes given (their run ids) with a
-  // deadline, or a heartbeat.
+  // deadline, or a heartbeat; then a return for each of `returns`, and the loop's close. A dispatched
+  // run no session names is a placeholder lane until it returns or the loop closes.
   fc.record({
     stateLog: fc.nat({ max: 7 }),
     runs: fc.array(fc.nat({ max: 7 }), { maxLength: 3 }),
     deadlineShift: fc.integer({ min: -5, max: 5 }),
     reset: fc.boolean(),
+    returns: fc.array(fc.nat({ max: 7 }), { maxLength: 2 }),
+    close: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
   }),
 );
 
@@ -174,11 +177,13 @@ function receiptEvent(step: { receipt: number; id: string; observations: number;
 }
 
 /** A state log step's event (see stepArb). */
-function stateLogEvent(step: { stateLog: number; runs: number[]; deadlineShift: number; reset: boolean }): ReaderEvent {
+function stateLogEvent(step: { stateLog: number; runs: number[]; deadlineShift: number; reset: boolean; returns?: number[]; close?: boolean }): ReaderEvent {
   const file = stateLogPathFromReport(reportOf(step.stateLog));
-  const events = step.runs.length
+  const events: StateLogEvent[] = step.runs.length
     ? step.runs.map((j, n) => ({ file, line: 100 + n, seq: 100 + n, at: NOW, ev: 'dispatch', by: null, raw: { run: `run-${j}`, lane: `lane-${j}-${step.deadlineShift}`, task: `task ${j}`, deadline: new Date(NOW + (j + step.deadlineShift) * MIN).toISOString() } }))
     : [{ file, line: 100, seq: 100, at: NOW, ev: 'heartbeat', by: 'root', raw: { at: new Date(NOW).toISOString() } }];
+  for (const j of step.returns ?? []) events.push({ file, line: 110 + events.length, seq: 110 + events.length, at: NOW, ev: 'return', by: 'dispatcher', raw: { run: `run-${j}`, lane: `lane-${j}`, status: 'complete' } });
+  if (step.close) events.push({ file, line: 120, seq: 120, at: NOW, ev: 'close', by: 'root', raw: {} });
   return { type: 'state-log', file, events, reset: step.reset };
 }
 

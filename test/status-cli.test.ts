@@ -53,7 +53,13 @@ test('status --json --now prints exactly the generator\'s expected clocks for ev
   assert.equal(doc.home, m.home);
   assert.deepEqual(doc.warnings, []);
   const sessions = flatten(doc);
-  assert.equal(sessions.size, m.sessions.length, 'every generated session is shown once');
+  assert.equal(sessions.size, m.sessions.length + m.placeholders.length, 'every generated session (and lane with no session yet) is shown once');
+  for (const p of m.placeholders) {
+    const got = sessions.get(`run:${p.runId}`);
+    assert.ok(got, `placeholder ${p.lane} is shown`);
+    assert.deepEqual([got.placeholder, got.state, got.role, got.lane, got.runId], ['dispatch', 'dispatched', 'lane', p.lane, p.runId]);
+    assert.equal(got.clocks.firstToFire, null, 'no clock of its own');
+  }
 
   for (const s of m.sessions) {
     const got = sessions.get(s.session);

@@ -127,6 +127,9 @@ export interface ControlSessionLike {
   /** The session's state as the dashboard derives it (`lost`, `ended`: nothing may answer). */
   state?: string;
   lanes?: readonly ControlSessionLike[];
+  /** A lane with no session file or checkpoint yet (SessionView.placeholder): nothing can answer. */
+  placeholder?: 'dispatch' | 'status';
+  runId?: string | null;
 }
 
 /** Loads the sessions of the given homes (wired to `src/cli/load-snapshot.ts`). */
@@ -172,6 +175,12 @@ function flatten(rows: readonly ControlSessionLike[], out: ControlSessionLike[] 
     if (row.lanes) flatten(row.lanes, out);
   }
   return out;
+}
+
+/** Why nothing can be sent to a placeholder lane (SessionView.placeholder). */
+export function placeholderRefusal(v: { placeholder?: 'dispatch' | 'status'; runId?: string | null }): string {
+  const from = v.placeholder === 'dispatch' ? "its root's state log dispatched run" : 'pi-subagents lists run';
+  return `This lane has no session yet: ${from} ${v.runId ?? '?'}, but no session file or checkpoint of it is there, so no extension can answer a request. Act on its root, or wait for the lane's session to appear.`;
 }
 
 /** Finds one session by full id or unique prefix; the error names the candidates. */
@@ -314,6 +323,7 @@ export async function runControlCommand(input: ControlCommandInput): Promise<num
   const found = findSession(rows, input.session);
   if ('error' in found) return bad(found.error);
   const s = found.session;
+  if (s.placeholder) return bad(`${action}: ${plain(s.name ?? s.session)}: ${placeholderRefusal({ placeholder: s.placeholder, runId: s.runId ?? null })}`);
   if (!isSafeSessionId(s.session)) return bad(`session id ${JSON.stringify(s.session)} is not safe to use as a path; refusing`);
 
   const target = action === 'abort' ? targetFromCheckpoint(s) : null;

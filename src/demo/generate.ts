@@ -65,6 +65,8 @@ export interface DemoManifest {
   now: number;
   sessions: DemoManifestSession[];
   incidents: DemoManifestIncident[];
+  /** Lanes dispatched with no session yet: shown as placeholder rows keyed `run:<runId>` under their root. */
+  placeholders: { runId: string; root: string; lane: string }[];
 }
 
 /** The id of entry `n` of a session file (8 hex digits, like pi's). */
@@ -112,6 +114,7 @@ export function manifestOf(plan: HomePlan): DemoManifest {
       expect: { ...s.expect, incidents: counts.get(s.id) ?? 0 },
     })),
     incidents: plan.incidents.map((i) => ({ file: i.file, class: i.cls, session: i.session, limit: i.limit })),
+    placeholders: plan.placeholders.map((p) => ({ ...p })),
   };
 }
 

@@ -189,6 +189,8 @@ export interface HomePlan {
   stateLogs: { file: string; lines: Record<string, unknown>[] }[];
   textFiles: { file: string; text: string }[];
   incidents: IncidentPlan[];
+  /** Runs a root's state log dispatched with no session yet: each a placeholder lane (`run:<runId>`). */
+  placeholders: { runId: string; root: string; lane: string }[];
   /** Directories that exist in a real home even when empty. */
   dirs: string[];
 }
@@ -441,6 +443,7 @@ class PlanBuilder {
       stateLogs: [],
       textFiles: [],
       incidents: [],
+      placeholders: [],
       dirs: [
         p.sessions,
         path.join(p.incidents, 'request'),
@@ -510,6 +513,12 @@ class PlanBuilder {
     }
     this.plan.sessions.push(s);
     return { s, tl, log, continuation };
+  }
+
+  /** A run `root` dispatched as lane `lane` with no session of it written: a placeholder lane. Returns the run id. */
+  placeholder(root: SessionPlan, runId: string, lane: string): string {
+    this.plan.placeholders.push({ runId, root: root.id, lane });
+    return runId;
   }
 
   /** A lane of `root`, dispatched as `runId` (pi-subagents). */
@@ -591,6 +600,9 @@ class PlanBuilder {
 // ---- the scenarios ---------------------------------------------------------------------------
 
 /** Every scenario session's name, for the simulator and tests. */
+/** The run api-refactor dispatched a moment before the demo's `now`: no session of it yet (a placeholder lane). */
+export const DEMO_PLACEHOLDER_RUN = demoShortId('run:api-refactor/L3');
+
 export const DEMO = {
   streaming: 'api-refactor',
   streamingLane: 'api-refactor/L1',
@@ -724,6 +736,10 @@ export function demoPlan(ctx: ScenarioContext): HomePlan {
     });
     log!.ev(ago(14 * MIN), 'return', 'dispatcher', { lane: 'L2', run: l2.runId, status: 'complete', report: 'codex/lanes/L2.md' });
     log!.ev(ago(4 * MIN), 'heartbeat', 'daemon', { at: stateLogTs(ago(4 * MIN)) });
+    // Dispatched a moment ago: no session file or checkpoint of the run yet, so a placeholder lane.
+    log!.ev(ago(20 * SEC), 'dispatch', 'dispatcher', {
+      lane: 'L3', task: 'T5', agent: 'worker', run: b.placeholder(s, DEMO_PLACEHOLDER_RUN, 'L3'), base, deadline: stateLogTs(ago(20 * SEC) + HOUR), model: modelRef(SOL), kind: 'code',
+    });
     b.finishLog(log);
     b.incident(`ops/${s.id}-${utcStamp(ago(2 * HOUR))}.json`, s, 'loop-ops-grants-rejected', ago(2 * HOUR), null, {
       reason: 'grant for `git push --force` is outside the standing orders',

@@ -845,10 +845,12 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       if (s.role === 'root') {
         if (!a.fileExists) a.initial = freshRootFile(s, cp, file);
         a.stateLog = stateLogFor(manifest.repoDir, s.name);
-        a.stateSeq = await lastStateSeq(a.stateLog);
+        const { seq, lanes: dispatched } = await stateLogTail(a.stateLog);
+        a.stateSeq = seq;
         const lanes = byRoot.get(s.session) ?? [];
         a.hostsLanes = lanes.length > 0;
-        a.laneCount = lanes.length;
+        // The next lane's name follows every lane dispatched, also one with no session yet.
+        a.laneCount = Math.max(lanes.length, dispatched);
       }
       if (cp.state === 'idle' && !passive) {
         const wait = lastCustom(tail, 'loop-wait-state') as { timers?: unknown; watchers?: unknown } | null;
@@ -1147,11 +1149,16 @@ function lastCustom(tail: Record<string, unknown>[], customType: string): unknow
   return null;
 }
 
-async function lastStateSeq(file: string): Promise<number> {
+/** A state log's last `seq`, and how many lanes its tail dispatched. */
+async function stateLogTail(file: string): Promise<{ seq: number; lanes: number }> {
   const tail = await readTail(file, 64 * 1024);
   let max = 0;
-  for (const e of tail) if (typeof e['seq'] === 'number' && e['seq'] > max) max = e['seq'];
-  return max;
+  const lanes = new Set<unknown>();
+  for (const e of tail) {
+    if (typeof e['seq'] === 'number' && e['seq'] > max) max = e['seq'];
+    if (e['ev'] === 'dispatch') lanes.add(e['lane']);
+  }
+  return { seq: max, lanes: lanes.size };
 }
 
 /** Epoch ms of the `<UTC>` stamp at the start of a session file name. */

@@ -22,27 +22,47 @@ export const DEFAULT_POLL_MS = 1_000;
 
 /** How many state-log events are kept per log (the detail pane shows the recent ones). */
 export const STATE_LOG_KEEP = 200;
-/** Older `dispatch` events kept beyond those, one per run (the newest): a lane's name, task and deadline. */
+/**
+ * Older `dispatch` events kept beyond those, one per run (the newest): a lane's name, task and
+ * deadline. With each, its run's newest `return` (a dispatch with none is a live lane: SPEC §3.4).
+ */
 export const STATE_LOG_DISPATCH_KEEP = 2_000;
 
 /**
  * What is kept of a state log's events: the last STATE_LOG_KEEP, and before them the newest
- * `dispatch` of each run (at most STATE_LOG_DISPATCH_KEEP runs). A long loop's lanes kept their
- * name, task and deadline only while their dispatch was among the last 200 events.
+ * `dispatch` of each run (at most STATE_LOG_DISPATCH_KEEP runs), the newest `return` of each of
+ * those runs and the newest `close`. A long loop's lanes kept their name, task and deadline only
+ * while their dispatch was among the last 200 events; without the returns, every older run would
+ * look dispatched and never returned.
  */
 export function keepStateLog(events: StateLogEvent[]): StateLogEvent[] {
   if (events.length <= STATE_LOG_KEEP) return events;
   const cut = events.length - STATE_LOG_KEEP;
-  const older: StateLogEvent[] = [];
-  const runs = new Set<string>();
-  for (let i = cut - 1; i >= 0 && older.length < STATE_LOG_DISPATCH_KEEP; i--) {
+  const dispatched = new Set<string>();
+  const returns = new Map<string, number>();
+  const keep: number[] = [];
+  let closed = false;
+  for (let i = cut - 1; i >= 0; i--) {
     const e = events[i]!;
-    const run = e.ev === 'dispatch' ? e.raw.run : undefined;
-    if (typeof run !== 'string' || runs.has(run)) continue;
-    runs.add(run);
-    older.push(e);
+    if (e.ev === 'close') {
+      if (!closed) keep.push(i);
+      closed = true;
+      continue;
+    }
+    const run = e.raw.run;
+    if (typeof run !== 'string') continue;
+    if (e.ev === 'return') {
+      if (!returns.has(run)) returns.set(run, i);
+    } else if (e.ev === 'dispatch' && !dispatched.has(run) && dispatched.size < STATE_LOG_DISPATCH_KEEP) {
+      dispatched.add(run);
+      keep.push(i);
+    }
   }
-  older.reverse();
+  returns.forEach((i, run) => {
+    if (dispatched.has(run)) keep.push(i);
+  });
+  keep.sort((a, b) => a - b);
+  const older = keep.map((i) => events[i]!);
   return [...older, ...events.slice(cut)];
 }
 /** How many journal lines are kept per home. */

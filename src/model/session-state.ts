@@ -16,7 +16,12 @@ export type SessionState =
   | 'waiting'
   | 'idle'
   | 'ended'
-  | 'unknown';
+  | 'unknown'
+  /**
+   * A lane its root's state log dispatched (or pi-subagents lists as running) with no session
+   * file or checkpoint to read yet: a placeholder row (snapshot.ts placeholderLanes).
+   */
+  | 'dispatched';
 
 /** What a reader could tell about the checkpoint's process. */
 export type Liveness = 'alive' | 'gone' | 'pid-reused' | 'unknown' | 'remote-fresh' | 'remote-stale';

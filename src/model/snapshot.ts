@@ -92,7 +92,18 @@ export interface SessionView {
   lanes: SessionView[];
   /** Set on a row read from another machine's `loop-dash serve` (`--remote`): read-only here. */
   remote?: RemoteOrigin;
+  /**
+   * Set on a lane known only from its root's state log (`dispatch`: a dispatch with no return yet)
+   * or its run's status.json (`status`): no session file or checkpoint of its run exists yet, so
+   * there is nothing to act on (placeholderLanes). Its key is `run:<runId>`.
+   */
+  placeholder?: 'dispatch' | 'status';
+  /** A placeholder from its root's state log: the `dispatch` it stands for. */
+  dispatch?: StateLogEvent;
 }
+
+/** The session key of a placeholder lane (SessionView.placeholder). */
+export const placeholderKey = (runId: string) => `run:${runId}`;
 
 /** Where a remote row came from: owner actions stay on that machine. */
 export interface RemoteOrigin {
@@ -445,18 +456,23 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     const isIndex = deriveLaneStatusIndex(wasIndex, changes) ?? laneStatusIndexOf(state.laneStatuses);
     cache.laneIndex = { of: state.laneStatuses, index: isIndex };
     const byRun = sessionsOfRuns(joined);
+    // A run no session names is a placeholder lane, or becomes one, or stops being one
+    // (placeholderLanes): a build from scratch. Its status.json is rewritten only until the lane's
+    // session file appears, itself a build from scratch.
+    let sessionless = false;
     /** The sessions of `run` are built again when the status they take (their run's in the index) changed. */
     const touchRun = (run: string) => {
       if (wasIndex.byRun.get(run) === isIndex.byRun.get(run)) return;
       const sessions = byRun.get(run);
       if (sessions) for (let i = 0; i < sessions.length; i++) partOf(sessions[i]!);
+      else sessionless = true;
     };
-    for (let i = 0; i < changes.length && !tooMany; i++) {
+    for (let i = 0; i < changes.length && !tooMany && !sessionless; i++) {
       const [a, b] = changes[i]!;
       if (a) touchRun(a.runId);
       if (b && b.runId !== a?.runId) touchRun(b.runId);
     }
-    if (tooMany) return null;
+    if (tooMany || sessionless) return null;
   }
   // A watcher receipt reaches the row of its session (when the session has a watcher of its id).
   if (state.receipts !== before.receipts) {
@@ -478,13 +494,17 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   });
   if (reports.size > 0 || state.stateLogs !== before.stateLogs) {
     const roots = last.snapshot.roots;
+    const byRun = sessionsOfRuns(joined);
     for (let i = 0; i < roots.length; i++) {
       const root = roots[i]!;
       const file = root.stateLogFile;
       const logChanged = file !== null && state.stateLogs.get(file) !== before.stateLogs.get(file);
       if (!logChanged && !reports.has(root.session)) continue;
       if (!partOf(root.session)) return null;
-      for (let j = 0; j < root.lanes.length; j++) if (!partOf(root.lanes[j]!.session)) return null;
+      // A placeholder is no session: it stays as it is unless its run was dispatched, returned or
+      // closed (then a build from scratch), which is what the log's open runs tell.
+      for (let j = 0; j < root.lanes.length; j++) if (!root.lanes[j]!.placeholder && !partOf(root.lanes[j]!.session)) return null;
+      if (root.role === 'root' && !samePlaceholders(root, state, changed.get(root.session)!, byRun)) return null;
     }
   }
   if (tooMany) return null;
@@ -830,15 +850,44 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   // A lane whose root we cannot see is still shown, as its own row.
   roots.push(...orphans);
 
-  for (let i = 0, rows = 0; i < roots.length; i++) {
-    attachStateLog(roots[i]!, state);
-    sortViews(roots[i]!.lanes);
-    rows += 1 + roots[i]!.lanes.length;
+  // Lanes with no session file or checkpoint yet (placeholderLanes): the open runs of each root's
+  // state log, then the runs pi-subagents lists as not over that no dispatch names.
+  const runsWithSessions = sessionsOfRuns(joined);
+  const placed = new Set<string>();
+  const placeholders: SessionView[] = [];
+  for (let i = 0, rows = 0, n = roots.length; i < n; i++) {
+    const root = roots[i]!;
+    attachStateLog(root, state);
+    const more = dispatchPlaceholders(root, state, runsWithSessions, laneStatusByRun, limitsFor(root.home), placed, now);
+    for (let j = 0; j < more.length; j++) {
+      root.lanes.push(more[j]!);
+      placeholders.push(more[j]!);
+    }
+    sortViews(root.lanes);
+    rows += 1 + root.lanes.length;
     if (stepped && rows >= ROWS_PER_STEP) {
       rows = 0;
       yield;
     }
   }
+  const resorted = new Set<SessionView>();
+  laneStatusByRun.forEach((status, run) => {
+    if (RUN_OVER.has(status.state) || runsWithSessions.has(run) || placed.has(`${status.home}\0${placeholderKey(run)}`)) return;
+    placed.add(`${status.home}\0${placeholderKey(run)}`);
+    // Its root: the parent session status.json names (a file path or an id), in the same home.
+    const parentKey = status.sessionId;
+    const parentId = parentKey ? (rootIdByFile.get(parentKey) ?? (views.has(parentKey) ? parentKey : sessionIdFromName(path.basename(parentKey)))) : null;
+    const found = parentId ? views.get(parentId) : undefined;
+    const parent = found && found.role === 'root' && found.home === status.home ? found : null;
+    const view = placeholderView(status.home, run, null, status, limitsFor(status.home), parent, now);
+    placeholders.push(view);
+    if (parent) {
+      parent.lanes.push(view);
+      resorted.add(parent);
+    } else roots.push(view);
+  });
+  resorted.forEach((root) => sortViews(root.lanes));
+  if (keyOfView) for (let i = 0; i < placeholders.length; i++) keyOfView.set(placeholders[i]!, `${placeholders[i]!.home}\0${placeholders[i]!.session}`);
   sortViews(roots);
 
   // Which root each row sits under (`${home}\0${session}` of a row → that of its root; a root's →
@@ -1292,18 +1341,25 @@ const NO_EVENTS: readonly StateLogEvent[] = Object.freeze([]);
 const stateLogFiles = new WeakMap<object, string>();
 const dispatchIndexes = new WeakMap<readonly StateLogEvent[], Map<string, StateLogEvent>>();
 
-/** A root's state log gives its lanes their lane name, task and deadline (from `dispatch`). */
-function attachStateLog(root: SessionView, state: ModelState, lanes: readonly SessionView[] = root.lanes): void {
-  const facts = root.source.sessionFile ? state.sessionFiles.get(root.source.sessionFile) : undefined;
+/** The state log a row follows: its launch report's (SPEC §3.4), located from its session file's cwd. */
+function stateLogFileOf(row: SessionView, state: ModelState): string | null {
+  const facts = row.source.sessionFile ? state.sessionFiles.get(row.source.sessionFile) : undefined;
   const launch = facts?.continuation?.launch;
   const report = launch?.report;
-  if (!launch || !report) return;
+  if (!launch || !report) return null;
   let file: string | null | undefined = stateLogFiles.get(launch);
   if (file === undefined) {
     file = stateLogOfRoot(report, facts.header?.cwd);
-    if (file === null) return;
+    if (file === null) return null;
     stateLogFiles.set(launch, file);
   }
+  return file;
+}
+
+/** A root's state log gives its lanes their lane name, task and deadline (from `dispatch`). */
+function attachStateLog(root: SessionView, state: ModelState, lanes: readonly SessionView[] = root.lanes): void {
+  const file = stateLogFileOf(root, state);
+  if (file === null) return;
   root.stateLogFile = file;
   const events = state.stateLogs.get(file) ?? NO_EVENTS;
   root.stateLog = events;
@@ -1327,6 +1383,158 @@ function attachStateLog(root: SessionView, state: ModelState, lanes: readonly Se
     if (lane.deadline === null) lane.deadline = toMs(d.raw.deadline);
     if (lane.name === lane.session.slice(0, 8) && lane.lane) lane.name = lane.lane;
   }
+}
+
+/** The runs each version of a state log has dispatched and not seen return (nor the loop close since), oldest dispatch first. */
+const openRunIndexes = new WeakMap<readonly StateLogEvent[], ReadonlyMap<string, StateLogEvent>>();
+
+/**
+ * The open runs of a state log (SPEC §3.4: "a dispatched run with no `return` is a live lane"):
+ * each run whose newest `dispatch` has no `return` after it, and no `close` of the loop after it,
+ * with that dispatch.
+ */
+export function openDispatches(events: readonly StateLogEvent[]): ReadonlyMap<string, StateLogEvent> {
+  let open = openRunIndexes.get(events) as Map<string, StateLogEvent> | undefined;
+  if (open) return open;
+  open = new Map();
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.ev === 'close') {
+      open.clear();
+      continue;
+    }
+    const run = e.raw.run;
+    if (typeof run !== 'string' || run.length === 0) continue;
+    if (e.ev === 'dispatch') {
+      open.delete(run);
+      open.set(run, e);
+    } else if (e.ev === 'return') open.delete(run);
+  }
+  openRunIndexes.set(events, open);
+  return open;
+}
+
+/**
+ * The placeholder lanes a root's state log gives it: its open runs (openDispatches) that no
+ * session file or checkpoint names (`runsWithSessions`), nor `placed` (a run already given a row in
+ * this home: the first root to dispatch it keeps it). Their keys are added to `placed`.
+ */
+function dispatchPlaceholders(
+  root: SessionView,
+  state: ModelState,
+  runsWithSessions: ReadonlyMap<string, unknown>,
+  laneStatusByRun: ReadonlyMap<string, LaneRunStatus>,
+  limits: HomeLimits,
+  placed: Set<string>,
+  now: number,
+): SessionView[] {
+  if (root.role !== 'root' || root.stateLogFile === null) return [];
+  const open = openDispatches(root.stateLog);
+  if (open.size === 0) return [];
+  const out: SessionView[] = [];
+  open.forEach((dispatch, run) => {
+    if (runsWithSessions.has(run)) return;
+    const key = `${root.home}\0${placeholderKey(run)}`;
+    if (placed.has(key)) return;
+    placed.add(key);
+    out.push(placeholderView(root.home, run, dispatch, laneStatusByRun.get(run) ?? null, limits, root, now));
+  });
+  return out;
+}
+
+/**
+ * Whether a root's placeholder lanes from its state log stand for the open runs its log has now
+ * (the root's session file as `p` has it): the same runs, from the same dispatches.
+ */
+function samePlaceholders(root: SessionView, state: ModelState, p: SessionParts, runsWithSessions: ReadonlyMap<string, unknown>): boolean {
+  const had = dispatchPlaceholdersOf(root);
+  const launch = p.facts?.continuation?.launch;
+  const file = launch?.report ? (stateLogFiles.get(launch) ?? stateLogOfRoot(launch.report, p.facts?.header?.cwd)) : null;
+  const open = file === null ? null : openDispatches(state.stateLogs.get(file) ?? NO_EVENTS);
+  let same = true;
+  let n = 0;
+  open?.forEach((dispatch, run) => {
+    if (runsWithSessions.has(run)) return;
+    n++;
+    if (had.get(run) !== dispatch) same = false;
+  });
+  return same && n === had.size;
+}
+
+/** The open runs (by run id, with their dispatch) a root's placeholder lanes from its state log stand for. */
+function dispatchPlaceholdersOf(root: SessionView): Map<string, StateLogEvent | null> {
+  const had = new Map<string, StateLogEvent | null>();
+  for (let i = 0; i < root.lanes.length; i++) {
+    const lane = root.lanes[i]!;
+    if (lane.placeholder === 'dispatch' && lane.runId !== null) had.set(lane.runId, lane.dispatch ?? null);
+  }
+  return had;
+}
+
+/**
+ * A placeholder lane (SessionView.placeholder): a run its root's state log dispatched with no
+ * return yet (`dispatch`), or one pi-subagents' status.json lists and no dispatch names (`dispatch`
+ * null), when no session file or checkpoint of the run is there to read. Its state is `dispatched`,
+ * or `ended` when the run's status.json says the run is over; it has no clock of its own.
+ */
+function placeholderView(
+  home: string,
+  runId: string,
+  dispatch: StateLogEvent | null,
+  status: LaneRunStatus | null,
+  homeLimits: HomeLimits,
+  parent: SessionView | null,
+  now: number,
+): SessionView {
+  const raw = dispatch?.raw ?? {};
+  const step = status && status.steps.length === 1 ? status.steps[0]! : null;
+  const model = str(raw.model) ?? step?.model ?? null;
+  const agent = str(raw.agent) ?? step?.agent ?? status?.steps[0]?.agent ?? null;
+  const limits = effectiveLimits(homeLimits, null, model);
+  const over = status !== null && RUN_OVER.has(status.state);
+  const iso = (t: number | null) => (t === null ? 'at an unknown time' : new Date(t).toISOString().replace('.000Z', 'Z'));
+  const said = status ? `pi-subagents says the run is ${status.state}${status.pid !== null && !over ? ` (pid ${status.pid})` : ''}${status.error ? `: ${status.error}` : ''}` : null;
+  const why = [
+    dispatch ? `dispatched ${iso(dispatch.at)} (state log line ${dispatch.line}${agent ? `, agent ${agent}` : ''}), no return yet` : `run ${runId} has no dispatch in its root's state log`,
+    said,
+    `no session file or checkpoint of run ${runId} found: nothing here to act on`,
+  ]
+    .filter((x) => x !== null)
+    .join('; ');
+  return {
+    session: placeholderKey(runId),
+    home,
+    name: str(raw.lane) ?? agent ?? runId.slice(0, 8),
+    cwd: null,
+    model,
+    role: 'lane',
+    armed: null,
+    held: false,
+    state: over ? 'ended' : 'dispatched',
+    why,
+    lastActivityAt: status?.lastActivityAt ?? status?.startedAt ?? dispatch?.at ?? null,
+    clocks: computeClocks({ limits, request: null, episode: null, recovery: null }, now),
+    limits,
+    source: { checkpoint: false, checkpointUpdatedAt: null, stale: false, sessionFile: null, checkpointFile: null, clockSkewMs: 0 },
+    liveness: null,
+    checkpoint: null,
+    timers: [],
+    watchers: [],
+    incidents: 0,
+    lastError: status?.error ?? null,
+    history: [],
+    stateLogFile: null,
+    stateLog: [],
+    runId,
+    lane: str(raw.lane),
+    task: str(raw.task),
+    deadline: status?.deadlineAt ?? toMs(raw.deadline),
+    laneStatus: status,
+    parent: parent?.session ?? null,
+    lanes: [],
+    placeholder: dispatch ? 'dispatch' : 'status',
+    ...(dispatch ? { dispatch } : {}),
+  };
 }
 
 /**

@@ -63,6 +63,8 @@ export function sessionJson(v: SessionView, now: number, top = false): Record<st
     },
   };
   if (v.role === 'lane') Object.assign(base, { runId: v.runId, lane: v.lane, task: v.task, deadline: iso(v.deadline) });
+  // A lane with no session yet (its key is `run:<runId>`, not a session id): where it is known from.
+  if (v.placeholder) base.placeholder = v.placeholder;
   if (v.role !== 'lane' || top) base.lanes = v.lanes.map((lane) => sessionJson(lane, now));
   return base;
 }

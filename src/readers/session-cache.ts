@@ -31,7 +31,7 @@ import { resolvedPrefix } from './rel-path.js';
 import { nextTurn, type TimeSlices } from './time-slices.js';
 
 /** Bump when what an entry means changes: older caches are then ignored. */
-export const SESSION_CACHE_FORMAT = 13; // 13: a session entry's warnings include line 1's header check; a state log keeps older runs' dispatches
+export const SESSION_CACHE_FORMAT = 14; // 14: a state log keeps its older runs' returns and its close (a dispatch with none is a live lane); 13: a session entry's warnings include line 1's header check; a state log keeps older runs' dispatches
 
 export { defaultCacheDir } from './cache-dir.js';
 

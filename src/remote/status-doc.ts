@@ -23,6 +23,7 @@ const STATES: Record<SessionState, true> = {
   idle: true,
   ended: true,
   unknown: true,
+  dispatched: true,
 };
 const LIVENESS: Record<LivenessStatus, true> = { alive: true, gone: true, 'pid-reused': true, unknown: true, 'remote-fresh': true, 'remote-stale': true };
 const LIMIT_SOURCES: Record<LimitSource, true> = { checkpoint: true, settings: true, default: true };
@@ -70,6 +71,7 @@ const sessionSchema = z.looseObject({
   lane: z.string().nullable().optional(),
   task: z.string().nullable().optional(),
   deadline: isoOrNull,
+  placeholder: z.enum(['dispatch', 'status']).optional().catch(undefined),
   lanes: z.array(z.unknown()).optional(),
 });
 
@@ -234,6 +236,7 @@ export function remoteViews(doc: RemoteStatusDoc, origin: RemoteOrigin, now: num
       parent,
       lanes: [],
       remote: origin,
+      ...(s.placeholder ? { placeholder: s.placeholder } : {}),
     };
   };
   const roots = doc.roots.map((r) => {

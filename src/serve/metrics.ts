@@ -14,7 +14,7 @@ import type { SessionState } from '../model/session-state.js';
 import { buildSnapshot, checkpointAgeMs, createSnapshotCache, type SessionView, type Snapshot, type SnapshotCache } from '../model/snapshot.js';
 
 /** Every session state, so the state gauge has one series per state (the enum pattern). */
-export const SESSION_STATES: readonly SessionState[] = ['lost', 'held', 'requesting', 'tools', 'retry-wait', 'recovering', 'stopped', 'waiting', 'idle', 'ended', 'unknown'];
+export const SESSION_STATES: readonly SessionState[] = ['lost', 'held', 'requesting', 'tools', 'retry-wait', 'recovering', 'stopped', 'waiting', 'dispatched', 'idle', 'ended', 'unknown'];
 /** States that leave the metrics after the grace period: nothing more will happen to them. */
 const FINISHED: ReadonlySet<SessionState> = new Set(['ended', 'unknown']);
 const WATCH_MODES = ['native', 'polling', 'degraded'] as const;

@@ -70,7 +70,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   // Who and what.
   lines.push([
     span(`${v.name}`, { bold: true }),
-    span(`  ${v.role}${v.parent ? ` of ${v.parent}` : ''} · session ${v.session}`, { dim: true }),
+    span(`  ${v.role}${v.parent ? ` of ${v.parent}` : ''} · ${v.placeholder ? `no session yet (run ${v.runId ?? '?'})` : `session ${v.session}`}`, { dim: true }),
   ]);
   lines.push([span('state '), span(v.state, { bold: true }), span(` — ${v.why}`)]);
   const liveness = v.liveness ? ` · process: ${v.liveness.status}${v.liveness.detail ? ` (${v.liveness.detail})` : ''}` : '';
@@ -89,7 +89,9 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   }
   const dataAge = v.source.checkpoint
     ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? (v.checkpoint && REFRESHED_STATES.has(v.checkpoint.state) ? ' (STALE: refreshed at least every 15 s while a request, its tools or a retry wait runs)' : ' (STALE: refreshed at least every 60 s while its session runs; is the extension still running?)') : ''}`
-    : `no checkpoint; session file last active ${lastActive(v.lastActivityAt, now)}`;
+    : v.placeholder
+      ? `no session file or checkpoint yet; ${v.placeholder === 'dispatch' ? `dispatched ${v.dispatch?.at != null ? `${formatAge(now - v.dispatch.at)} ago` : 'at an unknown time'}` : 'known from its run\'s status.json only'}${v.laneStatus?.lastActivityAt != null ? `, the run last active ${lastActive(v.laneStatus.lastActivityAt, now)}` : ''}`
+      : `no checkpoint; session file last active ${lastActive(v.lastActivityAt, now)}`;
   const skew = v.source.clockSkewMs > 0 ? ` · its writer's clock runs ${formatDuration(v.source.clockSkewMs)} ahead of this machine's: its times are shown moved back by that (from the file's mtime)` : '';
   lines.push(item(`data: ${dataAge}${skew}`));
   if (v.remote) lines.push(item(`remote: from ${v.remote.host} (${v.remote.url}), fetched ${formatAge(now - v.remote.fetchedAt)} ago · read-only here; owner actions stay on ${v.remote.host}`));

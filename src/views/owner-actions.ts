@@ -4,7 +4,7 @@
  * the owner's journal in the model.
  */
 import type { ControlAck, ControlAction, JournalEntry } from '../contract/control.js';
-import { abortScope, sameTarget, targetFromCheckpoint, targetStartedHere } from '../control/index.js';
+import { abortScope, placeholderRefusal, sameTarget, targetFromCheckpoint, targetStartedHere } from '../control/index.js';
 import { formatRemaining } from '../model/clocks.js';
 import type { SessionView } from '../model/snapshot.js';
 import { formatClockTime } from './time-format.js';
@@ -98,7 +98,8 @@ export function journalActions(journal: readonly JournalEntry[] | undefined, ses
 }
 
 /** Why an owner action cannot be sent from here for this row, or null when it can. */
-export function refusalReason(v: Pick<SessionView, 'remote' | 'session'>): string | null {
+export function refusalReason(v: Pick<SessionView, 'remote' | 'session' | 'placeholder' | 'runId'>): string | null {
+  if (v.placeholder) return placeholderRefusal(v);
   if (!v.remote) return null;
   return `This row is read from ${v.remote.host} (${v.remote.url}) and is read-only here: owner actions stay on the machine that owns the root, whose extension reads its own control directory. Run \`loop-dash\` or \`loop-dash abort|disarm|arm ${v.session}\` on ${v.remote.host}.`;
 }
@@ -135,8 +136,8 @@ export function confirmText(
   ];
   const refused = refusalReason(v);
   if (refused) {
-    facts.push(`machine  ${v.remote!.host} (remote, read-only here)`);
-    return { title: `Cannot ${action} ${v.name} from this machine`, facts, effect: refused, refused };
+    facts.push(v.remote ? `machine  ${v.remote.host} (remote, read-only here)` : `run      ${v.runId ?? '?'} (no session yet)`);
+    return { title: v.remote ? `Cannot ${action} ${v.name} from this machine` : `Cannot ${action} ${v.name}: it has no session yet`, facts, effect: refused, refused };
   }
   if (v.state === 'lost' || v.state === 'ended') facts.push(`note     the session looks ${v.state === 'lost' ? 'lost (its process is gone)' : 'ended'}: nothing may be there to answer`);
   else if (!v.source.checkpoint) facts.push('note     no loop-dash checkpoint: the extension may not be loaded here, so nothing may answer');

@@ -13,7 +13,7 @@ import { headerLines } from './header-lines.js';
 import { helpLines } from './help-lines.js';
 import { filterIncidents, incidentRecordLines, incidentRow, warningLines } from './incident-lines.js';
 import { clipLine, fillLine, plainLine, span, windowLines, type Line, type Tone } from './line.js';
-import { confirmText, describeOutcome, FLASH_MS, outcomeOf, type Outcome } from './owner-actions.js';
+import { confirmText, describeOutcome, FLASH_MS, outcomeOf, refusalReason, type Outcome } from './owner-actions.js';
 import type { RowSeq } from './row-list.js';
 import { findSession } from './session-rows.js';
 import { GUTTER, headerLine, layoutColumns, rowCellsCached, rowLineCached, type ColumnWidths } from './table-layout.js';
@@ -70,7 +70,7 @@ export function buildScreen(input: ScreenInput): Screen {
   const header = headerLines({ audits: input.audits ?? null, snapshot, sort: view.sort, filter: view.mode === 'main' ? view.filter : '', filterEditing: view.mode === 'main' && view.filterEditing, readOnly });
   const fullDialog = confirmDialogLines(input);
   const flash = fullDialog.length ? [] : flashLines(input);
-  const refusing = !!view.confirm?.captured.remote;
+  const refusing = !!view.confirm && refusalReason(view.confirm.captured) !== null;
   const footer = fullDialog.length ? [plainLine(refusing ? 'any key closes' : 'y confirm · any other key cancels', { bold: true })] : [footerLine({ readOnly }, width)];
   const fixed = flash.length + footer.length;
 

@@ -24,7 +24,7 @@ export function nextSortMode(mode: SortMode): SortMode {
 }
 
 /** SPEC §2's precedence order, most urgent first. */
-const STATE_ORDER: readonly SessionState[] = ['lost', 'held', 'requesting', 'tools', 'retry-wait', 'recovering', 'stopped', 'waiting', 'idle', 'ended', 'unknown'];
+const STATE_ORDER: readonly SessionState[] = ['lost', 'held', 'requesting', 'tools', 'retry-wait', 'recovering', 'stopped', 'waiting', 'dispatched', 'idle', 'ended', 'unknown'];
 
 function comparator(mode: SortMode): (a: SessionView, b: SessionView) => number {
   switch (mode) {

@@ -64,6 +64,7 @@ const STATE_TONE: Record<SessionState, Tone | undefined> = {
   idle: undefined,
   ended: 'gray',
   unknown: 'gray',
+  dispatched: 'cyan',
 };
 
 const URGENCY_TONE: Record<Urgency, Tone | undefined> = { critical: 'red', warning: 'yellow', ok: undefined, none: undefined };

@@ -10,6 +10,7 @@ import type { IncidentRecord } from '../model/types.js';
 import { recordActivity, type ActivityLog, type ActivityObservation } from './activity.js';
 import type { KeyPress } from './keymap.js';
 import { filterIncidents } from './incident-lines.js';
+import { refusalReason } from './owner-actions.js';
 import type { RowList } from './row-list.js';
 import { findSession, nextSortMode, treeRowList, treeRows, type SortMode, type TreeRow } from './session-rows.js';
 
@@ -331,8 +332,9 @@ function confirm(state: ViewState, ctx: KeyContext): ViewState {
   // request is no longer the one in flight, so the owner never cuts a request they did not see.
   const live = findSession(ctx.roots, c.session) ?? c.captured;
   const target = c.action === 'abort' ? { ...live, checkpoint: c.captured.checkpoint } : live;
-  // A remote row is read-only: the dialog said why; `y` only closes it.
-  if (c.captured.remote || target.remote) return { ...state, confirm: null };
+  // A remote row is read-only, a lane with no session yet has nothing to answer: the dialog said
+  // why; `y` only closes it.
+  if (refusalReason(c.captured) !== null || refusalReason(target) !== null) return { ...state, confirm: null };
   const pending: PendingAction = {
     localId: state.nextLocalId,
     action: c.action,

@@ -41,6 +41,8 @@ export async function distinctHome(label: string, now: number): Promise<DemoMani
   } catch {
     /* no lanes */
   }
+  // Runs dispatched with no session yet (placeholder lanes) have no status file to find them by.
+  for (const p of m.placeholders) map.set(p.runId, hex(`${label}:${p.runId}`, p.runId.length));
   const swap = (text: string) => {
     let out = text;
     for (const [from, to] of map) out = out.split(from).join(to);
@@ -74,5 +76,6 @@ export async function distinctHome(label: string, now: number): Promise<DemoMani
       checkpoint: s.checkpoint ? swap(s.checkpoint) : null,
     })),
     incidents: m.incidents.map((i) => ({ ...i, file: swap(i.file), session: map.get(i.session) ?? i.session })),
+    placeholders: m.placeholders.map((p) => ({ ...p, runId: map.get(p.runId)!, root: map.get(p.root)! })),
   };
 }
