@@ -459,6 +459,31 @@ test('row cells, row lines and clipped lines are reused only while nothing they 
   assert.equal(displayWidth(lineText(clipLine(line, 30))), 30);
 });
 
+test('a row built again with nothing on screen changed keeps the cells it was drawn with, so the layout and its line are the last frame\'s; a row whose text changed gets new ones', () => {
+  const snap = buildSnapshot(fixtureState([cpEvent(requesting(ID.web, 10 * MIN))]), NOW, { host: HOST });
+  const rows = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+  const cells = rows.map((r) => rowCellsCached(r, NOW, false));
+  const layout = layoutColumns(cells, 200);
+  const i = rows.findIndex((r) => r.id === ID.web);
+  const web = rows[i]!;
+  // A new view object (as a patch makes for an append's new facts) that shows the same: the same cells.
+  const rebuilt: TreeRow = { ...web, view: { ...web.view, lastActivityAt: (web.view.lastActivityAt ?? NOW) + 1 } };
+  const again = rowCellsCached(rebuilt, NOW, false);
+  assert.equal(again, cells[i], 'equal cells: the cells drawn last');
+  const next = cells.map((c, k) => (k === i ? again : c));
+  assert.equal(layoutColumns(next, 200), layout, 'so the same layout');
+  assert.equal(rowLineCached(again, layout, false, false), rowLineCached(cells[i]!, layout, false, false), 'and the same line');
+  // A view whose name changed: new cells, and the layout is made again (from cells of their own).
+  const renamed: TreeRow = { ...web, view: { ...web.view, name: 'renamed-session' } };
+  const changed = rowCellsCached(renamed, NOW, false);
+  assert.notEqual(changed, cells[i]);
+  assert.match(changed.name.text, /renamed-session$/);
+  assert.deepEqual(changed, rowCells(renamed, NOW, false));
+  assert.notEqual(layoutColumns(cells.map((c, k) => (k === i ? changed : c)), 200), layout);
+  // And back: the renamed cells are now the row's last; the old view's cells come from its memo.
+  assert.equal(rowCellsCached(web, NOW, false), cells[i]);
+});
+
 test('a row with running countdowns keeps its cells across re-timed copies while the countdowns\' and age\'s texts are the same', () => {
   const cache = createSnapshotCache();
   // The inactivity deadline half a second off the age's second, so each can move alone.
