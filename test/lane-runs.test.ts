@@ -18,7 +18,7 @@ import type { Key } from 'ink';
 import { readKeypress } from '../src/views/keymap.js';
 import { buildScreen } from '../src/views/screen.js';
 import { treeRows } from '../src/views/session-rows.js';
-import { initialViewState, viewReducer, type KeyContext, type ViewState } from '../src/views/view-state.js';
+import { cursorRowIndex, initialViewState, viewReducer, type KeyContext, type ViewState } from '../src/views/view-state.js';
 import { spawnSync } from 'node:child_process';
 
 const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
@@ -169,11 +169,18 @@ test('lanes with no session yet (SPEC §3.4): a dispatch with no return, or a ru
     };
     statusOf('run-d', 'running');
     statusOf('run-e', 'complete');
+    // The returned run's status.json still says running (its end never written): the log says it returned.
+    statusOf('run-b', 'running');
+    // A run whose root is not here (a leftover status.json): no row of its own.
+    statusOf('run-g', 'running');
+    const leftover = path.join(home, 'tmp', 'async-subagent-runs', 'run-g', 'status.json');
+    fs.writeFileSync(leftover, fs.readFileSync(leftover, 'utf8').replace(JSON.stringify(root), JSON.stringify('/gone/2026-01-01T00-00-00-000Z_gone.jsonl')));
 
     const lanesOf = async (now = NOW) => (await loadSnapshot([home], now)).roots.find((r) => r.session === 'root-loop')!.lanes;
     let lanes = await lanesOf();
     const byKey = new Map(lanes.map((l) => [l.session, l]));
-    assert.deepEqual([...byKey.keys()].sort(), ['lane-c', 'run:run-a', 'run:run-d'], 'the open run, the running one and the lane with its session; not the returned run nor the complete one');
+    assert.deepEqual([...byKey.keys()].sort(), ['lane-c', 'run:run-a', 'run:run-d'], 'the open run, the running one and the lane with its session; not the returned run (whatever its status.json says), the complete one, nor one whose root is not here');
+    assert.ok(!(await loadSnapshot([home], NOW)).roots.some((r) => r.session.startsWith('run:')), 'no placeholder is a row of its own');
     const a = byKey.get('run:run-a')!;
     assert.equal(a.placeholder, 'dispatch');
     assert.equal(a.state, 'dispatched');
@@ -226,15 +233,23 @@ test('lanes with no session yet (SPEC §3.4): a dispatch with no return, or a ru
       assert.equal(s.pending.length, 0, 'nothing is sent for a lane with no session');
     }
     const cli = spawnSync(process.execPath, [BIN, 'abort', 'run:run-a', '--yes', '--home', home], { encoding: 'utf8' });
-    assert.equal(cli.status, 2, cli.stdout + cli.stderr);
+    assert.equal(cli.status, 1, `refused, nothing sent (SPEC §6: 1 refused): ${cli.stdout + cli.stderr}`);
     assert.match(cli.stderr, /abort: L1: This lane has no session yet: its root's state log dispatched run run-a/);
     assert.equal(fs.existsSync(path.join(home, 'loop-dash', 'control')), false, 'no control request written');
 
+    // The status table names it by `run:` and its run id (what the commands take).
+    const table = spawnSync(process.execPath, [BIN, 'status', '--now', new Date(NOW).toISOString(), '--home', home], { encoding: 'utf8' });
+    assert.match(table.stdout, /└? ?L1 .* dispatched .* run:run-a$/m, table.stdout);
+
     // The run returns; the running one gets its session file: neither is a placeholder any more.
+    // A cursor on the running one's placeholder stays on that lane.
     fs.appendFileSync(logFile, ev(T0 + 200_000, 'return', { lane: 'L1', run: 'run-a', status: 'complete' }));
     laneFile(root, 'run-d', 'lane-d', T0 + 210_000);
-    lanes = await lanesOf();
+    const later = await loadSnapshot([home], NOW);
+    lanes = later.roots.find((r) => r.session === 'root-loop')!.lanes;
     assert.deepEqual(lanes.map((l) => l.session).sort(), ['lane-c', 'lane-d']);
+    const rows = treeRows(later.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
+    assert.equal(rows[cursorRowIndex('run:run-d', 0, rows)]!.id, 'lane-d');
     // A new dispatch, then the loop's close: a closed loop has no live lane.
     fs.appendFileSync(logFile, ev(T0 + 220_000, 'dispatch', { lane: 'L4', task: 'late', agent: 'worker', run: 'run-f', base: 'abc' }));
     assert.ok((await lanesOf()).some((l) => l.session === 'run:run-f'));

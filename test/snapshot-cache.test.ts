@@ -148,6 +148,8 @@ const stepArb = fc.oneof(
     deadlineIn: fc.option(fc.integer({ min: -60_000, max: 600_000 }), { nil: null }),
     agent: fc.constantFrom('worker', 'reviewer', null),
     drop: fc.boolean(),
+    // The parent session it names (a run no session has is a placeholder under it, if it is a root).
+    parent: fc.option(fc.nat({ max: 7 }), { nil: null }),
   }),
   // A watcher receipt written or removed, for watcher `id` of the session at `receipt`.
   fc.record({ receipt: fc.nat({ max: 7 }), id: fc.constantFrom('w1', 'w2', 'w3'), observations: fc.nat({ max: 9 }), phase: fc.constantFrom('running', 'done'), drop: fc.boolean() }),
@@ -188,7 +190,7 @@ function stateLogEvent(step: { stateLog: number; runs: number[]; deadlineShift: 
 }
 
 /** A lane status step's event (see stepArb). */
-function laneStatusEvent(step: { laneStatus: number; copy: number; state: string; deadlineIn: number | null; agent: string | null; drop: boolean }): ReaderEvent {
+function laneStatusEvent(step: { laneStatus: number; copy: number; state: string; deadlineIn: number | null; agent: string | null; drop: boolean; parent?: number | null }): ReaderEvent {
   const file = `${HOME}/tmp/async-subagent-runs/run-${step.laneStatus}${step.copy ? '-b' : ''}/status.json`;
   if (step.drop) return { type: 'lane-status-removed', file };
   return {
@@ -197,7 +199,7 @@ function laneStatusEvent(step: { laneStatus: number; copy: number; state: string
       file,
       home: HOME,
       runId: `run-${step.laneStatus}`,
-      sessionId: null,
+      sessionId: step.parent === undefined || step.parent === null ? null : idOf(step.parent),
       state: step.state,
       pid: null,
       startedAt: NOW - 10 * MIN,
@@ -750,4 +752,61 @@ test('prepareFrameSnapshot: a build from scratch gives the event loop a turn aft
   let again = 0;
   await prepareFrameSnapshot(next, NOW + 2_000, HOST, cache, { between: async () => void again++ });
   assert.equal(again, 0, 'nothing to prepare: no turn');
+});
+
+test('placeholder lanes: two roots following one state log with a run open, and a heartbeat appended — patched, not built from scratch; a dispatch or return of a run with no session is a build from scratch; cached equals built', () => {
+  const [base] = fc.sample(sessionArb, { seed: 7, numRuns: 1 });
+  // Roots 0 and 1 follow one log (the same launch report: a restarted root), root 2 its own; 3 is a lane of 0.
+  const root: SessionSpec = { ...base!, laneOf: null, report: true, armed: true, state: 'requesting', hasCheckpoint: true, probe: 'alive', otherHost: false, updatedAgo: 0 };
+  const all = new Map<number, SessionSpec>([
+    [0, root],
+    [1, root],
+    [2, root],
+    [3, { ...root, laneOf: 0 }],
+  ]);
+  const shared = stateLogPathFromReport(reportOf(0));
+  const sharedReport = (events: ReaderEvent[]) =>
+    events.map((e) => (e.type === 'session-file' && e.facts.continuation?.launch && e.facts.sessionId === idOf(1) ? { ...e, facts: { ...e.facts, continuation: { ...e.facts.continuation, launch: { ...e.facts.continuation.launch, report: reportOf(0) } } } } : e));
+  let state = reduceEvents(initialModelState(), sharedReport(eventsFor(all, all.keys())));
+  const log = (events: StateLogEvent[], reset = false): ReaderEvent => ({ type: 'state-log', file: shared, events, reset });
+  const ev = (line: number, e: string, raw: Record<string, unknown>): StateLogEvent => ({ file: shared, line, seq: line, at: NOW - MIN, ev: e, by: 'dispatcher', raw });
+  state = reduceEvents(state, [log([ev(1, 'dispatch', { run: 'run-open', lane: 'L9', task: 't' }), ev(2, 'dispatch', { run: 'run-3', lane: 'L3' })], true)]);
+  const cache = createSnapshotCache();
+  const same = (what: string) => {
+    const cached = buildSnapshot(state, NOW, { host: HOST, cache });
+    assert.deepEqual(cached, buildSnapshot(state, NOW, { host: HOST }), what);
+    return cached;
+  };
+  const first = same('the first build');
+  const placeholders = first.roots.flatMap((r) => r.lanes.filter((l) => l.placeholder).map((l) => [r.session, l.session]));
+  assert.deepEqual(placeholders, [[first.roots.find((r) => r.lanes.some((l) => l.placeholder))!.session, 'run:run-open']], 'one placeholder, under one of the two roots; run-3 has its session');
+  let generation = cache.generation;
+  state = reduceEvents(state, [log([ev(3, 'heartbeat', {})])]);
+  same('a heartbeat');
+  assert.equal(cache.generation, generation, 'patched: the root that does not hold the placeholder does not force a build');
+  state = reduceEvents(state, [log([ev(4, 'return', { run: 'run-open', status: 'complete' })])]);
+  generation = cache.generation;
+  const returned = same('the run returned');
+  assert.equal(cache.generation, generation + 1, 'built from scratch');
+  assert.ok(!returned.roots.some((r) => r.lanes.some((l) => l.placeholder)), 'no placeholder once returned');
+  // A status.json of the returned run still saying running (a run whose end it never wrote): no placeholder either.
+  state = reduceEvents(state, [laneStatusEvent({ laneStatus: 0, copy: 0, state: 'running', deadlineIn: null, agent: 'worker', drop: false, parent: 0 })].map((e) => (e.type === 'lane-status' ? { ...e, status: { ...e.status, runId: 'run-open' } } : e)));
+  assert.ok(!same('a running status of a returned run').roots.some((r) => r.lanes.some((l) => l.placeholder)));
+  // A run no log dispatched, pi-subagents says running under root 2: a placeholder from its status; root 2 lost: unknown.
+  state = reduceEvents(state, [laneStatusEvent({ laneStatus: 5, copy: 0, state: 'running', deadlineIn: 60_000, agent: 'reviewer', drop: false, parent: 2 })]);
+  const withStatus = same('a status placeholder');
+  const statusLane = withStatus.roots.find((r) => r.session === idOf(2))!.lanes.find((l) => l.placeholder === 'status')!;
+  assert.equal(statusLane.session, 'run:run-5');
+  assert.equal(statusLane.state, 'dispatched');
+  all.set(2, { ...root, probe: 'gone' });
+  state = reduceEvents(state, eventsFor(all, [2]));
+  const lost = same('its root lost');
+  assert.equal(lost.roots.find((r) => r.session === idOf(2))!.state, 'lost');
+  const orphaned = lost.roots.find((r) => r.session === idOf(2))!.lanes.find((l) => l.placeholder === 'status')!;
+  assert.equal(orphaned.state, 'unknown');
+  assert.match(orphaned.why, /its root is lost: it may never start or return/);
+  // Dispatched in the log now: the log's to show (open), under the root that follows the log.
+  state = reduceEvents(state, [log([ev(5, 'dispatch', { run: 'run-5', lane: 'L5' })])]);
+  const moved = same('the status run dispatched');
+  assert.deepEqual(moved.roots.flatMap((r) => r.lanes.filter((l) => l.placeholder).map((l) => [l.session, l.placeholder, l.name])), [['run:run-5', 'dispatch', 'L5']]);
 });

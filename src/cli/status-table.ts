@@ -44,7 +44,7 @@ export function renderStatusTable(snap: Snapshot): string {
     const rows = [{ v: root, prefix: '' }, ...root.lanes.map((l, i) => ({ v: l, prefix: i === root.lanes.length - 1 ? '└ ' : '├ ' }))];
     for (const { v, prefix } of rows) {
       const cells = sessionCells(v, snap.now, labels && prefix === '' ? (labels.get(homeKey(v)) ?? v.home) : '');
-      lines.push(`${columns.map((c) => fit(c === 'name' ? `${prefix}${cells.name.text}` : cells[c].text, width[c])).join(' ')} ${sanitize(v.session.slice(0, ID_WIDTH))}`.trimEnd());
+      lines.push(`${columns.map((c) => fit(c === 'name' ? `${prefix}${cells.name.text}` : cells[c].text, width[c])).join(' ')} ${sanitize(v.placeholder && v.runId ? `${v.session.slice(0, v.session.length - v.runId.length)}${v.runId.slice(0, ID_WIDTH)}` : v.session.slice(0, ID_WIDTH))}`.trimEnd());
     }
   }
   if (snap.roots.length === 0) lines.push('(no sessions found)');

@@ -323,7 +323,11 @@ export async function runControlCommand(input: ControlCommandInput): Promise<num
   const found = findSession(rows, input.session);
   if ('error' in found) return bad(found.error);
   const s = found.session;
-  if (s.placeholder) return bad(`${action}: ${plain(s.name ?? s.session)}: ${placeholderRefusal({ placeholder: s.placeholder, runId: s.runId ?? null })}`);
+  if (s.placeholder) {
+    // Refused here, nothing sent: exit 1 (SPEC §6: refused), as a session's refusal would.
+    io.err(`loop-dash: ${action}: ${plain(s.name ?? s.session)}: ${placeholderRefusal({ placeholder: s.placeholder, runId: s.runId ?? null })}\n`);
+    return CONTROL_EXIT.notApplied;
+  }
   if (!isSafeSessionId(s.session)) return bad(`session id ${JSON.stringify(s.session)} is not safe to use as a path; refusing`);
 
   const target = action === 'abort' ? targetFromCheckpoint(s) : null;

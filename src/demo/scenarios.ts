@@ -599,10 +599,10 @@ class PlanBuilder {
 
 // ---- the scenarios ---------------------------------------------------------------------------
 
-/** Every scenario session's name, for the simulator and tests. */
 /** The run api-refactor dispatched a moment before the demo's `now`: no session of it yet (a placeholder lane). */
 export const DEMO_PLACEHOLDER_RUN = demoShortId('run:api-refactor/L3');
 
+/** Every scenario session's name, for the simulator and tests. */
 export const DEMO = {
   streaming: 'api-refactor',
   streamingLane: 'api-refactor/L1',

@@ -102,6 +102,12 @@ export interface SessionView {
   dispatch?: StateLogEvent;
 }
 
+/** What a placeholder lane stands for: its run's dispatch in a state log (`log`), or its status.json alone. */
+interface PlacedRun {
+  kind: 'dispatch' | 'status';
+  log: string | null;
+}
+
 /** The session key of a placeholder lane (SessionView.placeholder). */
 export const placeholderKey = (runId: string) => `run:${runId}`;
 
@@ -200,6 +206,12 @@ export interface SnapshotCache {
    */
   laneIndex: { of: ReadonlyMap<string, LaneRunStatus>; index: LaneStatusIndex } | null;
   /**
+   * The placeholder lanes of the last build from scratch (a patch keeps them as they are, or
+   * gives up), by `${home}\0${runId}`: what each stands for. A patch of a state log checks its
+   * open and dispatched runs against them (samePlaceholders).
+   */
+  placeholders: ReadonlyMap<string, PlacedRun>;
+  /**
    * The rows of `rows` with a finite stable window, by its edge (`stableUntil`): a patch past the
    * last snapshot's window takes the rows whose window passed from its front, and the next edge
    * from its top, instead of walking every row twice — on the wide home's 12 013 rows those walks
@@ -212,7 +224,7 @@ export interface SnapshotCache {
 }
 
 export function createSnapshotCache(): SnapshotCache {
-  return { rows: new Map(), generation: 0, parts: null, last: null, rootIndex: null, laneIndex: null, edges: new MinQueue(), maxBuiltAt: -Infinity };
+  return { rows: new Map(), generation: 0, parts: null, last: null, rootIndex: null, laneIndex: null, placeholders: new Map(), edges: new MinQueue(), maxBuiltAt: -Infinity };
 }
 
 interface SessionParts {
@@ -504,7 +516,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       // A placeholder is no session: it stays as it is unless its run was dispatched, returned or
       // closed (then a build from scratch), which is what the log's open runs tell.
       for (let j = 0; j < root.lanes.length; j++) if (!root.lanes[j]!.placeholder && !partOf(root.lanes[j]!.session)) return null;
-      if (root.role === 'root' && !samePlaceholders(root, state, changed.get(root.session)!, byRun)) return null;
+      if (root.role === 'root' && !samePlaceholders(root, state, changed.get(root.session)!, byRun, cache.placeholders)) return null;
     }
   }
   if (tooMany) return null;
@@ -602,6 +614,8 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     // snapshot holds is written.
     const fresh: SessionView[] = [];
     r.lanes = root.lanes.map((lane) => {
+      // A placeholder's state follows its root's (a lost or ended root returns nothing): made again with it.
+      if (lane.placeholder) return rootDirty ? placeholderView(lane.home, lane.runId!, lane.dispatch ?? null, lane.laneStatus, (homeLimits.get(lane.home) ?? DEFAULT_LIMITS).limits, r, now) : lane;
       if (!dirty(lane)) return lane;
       const built = rebuild(lane);
       fresh.push(built);
@@ -853,11 +867,15 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   // Lanes with no session file or checkpoint yet (placeholderLanes): the open runs of each root's
   // state log, then the runs pi-subagents lists as not over that no dispatch names.
   const runsWithSessions = sessionsOfRuns(joined);
-  const placed = new Set<string>();
+  const placed = new Map<string, PlacedRun>();
+  // Every run a followed state log dispatched (`${home}\0${runId}`): such a run is the log's to
+  // show (open) or not (returned, closed), never a placeholder of its status.json alone.
+  const dispatched = new Set<string>();
   const placeholders: SessionView[] = [];
   for (let i = 0, rows = 0, n = roots.length; i < n; i++) {
     const root = roots[i]!;
     attachStateLog(root, state);
+    if (root.role === 'root' && root.stateLogFile !== null) dispatchIndex(root.stateLog).forEach((_, run) => dispatched.add(`${root.home}\0${run}`));
     const more = dispatchPlaceholders(root, state, runsWithSessions, laneStatusByRun, limitsFor(root.home), placed, now);
     for (let j = 0; j < more.length; j++) {
       root.lanes.push(more[j]!);
@@ -872,19 +890,20 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   }
   const resorted = new Set<SessionView>();
   laneStatusByRun.forEach((status, run) => {
-    if (RUN_OVER.has(status.state) || runsWithSessions.has(run) || placed.has(`${status.home}\0${placeholderKey(run)}`)) return;
-    placed.add(`${status.home}\0${placeholderKey(run)}`);
-    // Its root: the parent session status.json names (a file path or an id), in the same home.
+    const key = `${status.home}\0${run}`;
+    if (RUN_OVER.has(status.state) || runsWithSessions.has(run) || placed.has(key) || dispatched.has(key)) return;
+    // Its root: the parent session status.json names (a file path or an id), in the same home. A
+    // run whose root is not here is left out: a leftover status.json of a run long gone would
+    // otherwise be a row of its own for good.
     const parentKey = status.sessionId;
     const parentId = parentKey ? (rootIdByFile.get(parentKey) ?? (views.has(parentKey) ? parentKey : sessionIdFromName(path.basename(parentKey)))) : null;
     const found = parentId ? views.get(parentId) : undefined;
-    const parent = found && found.role === 'root' && found.home === status.home ? found : null;
-    const view = placeholderView(status.home, run, null, status, limitsFor(status.home), parent, now);
+    if (!found || found.role !== 'root' || found.home !== status.home) return;
+    placed.set(key, { kind: 'status', log: null });
+    const view = placeholderView(status.home, run, null, status, limitsFor(status.home), found, now);
     placeholders.push(view);
-    if (parent) {
-      parent.lanes.push(view);
-      resorted.add(parent);
-    } else roots.push(view);
+    found.lanes.push(view);
+    resorted.add(found);
   });
   resorted.forEach((root) => sortViews(root.lanes));
   if (keyOfView) for (let i = 0; i < placeholders.length; i++) keyOfView.set(placeholders[i]!, `${placeholders[i]!.home}\0${placeholders[i]!.session}`);
@@ -920,6 +939,7 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   if (cache) {
     written?.forEach((m) => keepRow(cache, m));
     cache.parts = joined;
+    cache.placeholders = placed;
     cache.rootIndex = rootIndex;
     if (generation % 64 === 0) {
       const rows = cache.rows;
@@ -1339,7 +1359,21 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
 const NO_EVENTS: readonly StateLogEvent[] = Object.freeze([]);
 /** Derived once per launch record and per version of a state log (both are replaced, never changed). */
 const stateLogFiles = new WeakMap<object, string>();
-const dispatchIndexes = new WeakMap<readonly StateLogEvent[], Map<string, StateLogEvent>>();
+const dispatchIndexes = new WeakMap<readonly StateLogEvent[], ReadonlyMap<string, StateLogEvent>>();
+
+/** The newest `dispatch` of each run a version of a state log names. */
+function dispatchIndex(events: readonly StateLogEvent[]): ReadonlyMap<string, StateLogEvent> {
+  const had = dispatchIndexes.get(events);
+  if (had) return had;
+  const dispatchByRun = new Map<string, StateLogEvent>();
+  for (let i = 0; i < events.length; i++) {
+    const ev = events[i]!;
+    const run = typeof ev.raw.run === 'string' ? ev.raw.run : null;
+    if (ev.ev === 'dispatch' && run) dispatchByRun.set(run, ev);
+  }
+  dispatchIndexes.set(events, dispatchByRun);
+  return dispatchByRun;
+}
 
 /** The state log a row follows: its launch report's (SPEC §3.4), located from its session file's cwd. */
 function stateLogFileOf(row: SessionView, state: ModelState): string | null {
@@ -1364,16 +1398,7 @@ function attachStateLog(root: SessionView, state: ModelState, lanes: readonly Se
   const events = state.stateLogs.get(file) ?? NO_EVENTS;
   root.stateLog = events;
   if (lanes.length === 0) return;
-  let dispatchByRun = dispatchIndexes.get(events);
-  if (!dispatchByRun) {
-    dispatchByRun = new Map<string, StateLogEvent>();
-    for (let i = 0; i < events.length; i++) {
-      const ev = events[i]!;
-      const run = typeof ev.raw.run === 'string' ? ev.raw.run : null;
-      if (ev.ev === 'dispatch' && run) dispatchByRun.set(run, ev);
-    }
-    dispatchIndexes.set(events, dispatchByRun);
-  }
+  const dispatchByRun = dispatchIndex(events);
   for (let i = 0; i < lanes.length; i++) {
     const lane = lanes[i]!;
     const d = lane.runId ? dispatchByRun.get(lane.runId) : undefined;
@@ -1425,7 +1450,7 @@ function dispatchPlaceholders(
   runsWithSessions: ReadonlyMap<string, unknown>,
   laneStatusByRun: ReadonlyMap<string, LaneRunStatus>,
   limits: HomeLimits,
-  placed: Set<string>,
+  placed: Map<string, PlacedRun>,
   now: number,
 ): SessionView[] {
   if (root.role !== 'root' || root.stateLogFile === null) return [];
@@ -1434,9 +1459,9 @@ function dispatchPlaceholders(
   const out: SessionView[] = [];
   open.forEach((dispatch, run) => {
     if (runsWithSessions.has(run)) return;
-    const key = `${root.home}\0${placeholderKey(run)}`;
+    const key = `${root.home}\0${run}`;
     if (placed.has(key)) return;
-    placed.add(key);
+    placed.set(key, { kind: 'dispatch', log: root.stateLogFile });
     out.push(placeholderView(root.home, run, dispatch, laneStatusByRun.get(run) ?? null, limits, root, now));
   });
   return out;
@@ -1446,19 +1471,32 @@ function dispatchPlaceholders(
  * Whether a root's placeholder lanes from its state log stand for the open runs its log has now
  * (the root's session file as `p` has it): the same runs, from the same dispatches.
  */
-function samePlaceholders(root: SessionView, state: ModelState, p: SessionParts, runsWithSessions: ReadonlyMap<string, unknown>): boolean {
+function samePlaceholders(root: SessionView, state: ModelState, p: SessionParts, runsWithSessions: ReadonlyMap<string, unknown>, placed: ReadonlyMap<string, PlacedRun>): boolean {
   const had = dispatchPlaceholdersOf(root);
   const launch = p.facts?.continuation?.launch;
   const file = launch?.report ? (stateLogFiles.get(launch) ?? stateLogOfRoot(launch.report, p.facts?.header?.cwd)) : null;
-  const open = file === null ? null : openDispatches(state.stateLogs.get(file) ?? NO_EVENTS);
+  const events = file === null ? NO_EVENTS : (state.stateLogs.get(file) ?? NO_EVENTS);
   let same = true;
   let n = 0;
-  open?.forEach((dispatch, run) => {
-    if (runsWithSessions.has(run)) return;
+  openDispatches(events).forEach((dispatch, run) => {
+    if (!same || runsWithSessions.has(run)) return;
+    // Another root's placeholder from the log this root followed already (two roots following one
+    // log: the first in the build's order holds it, and still does): not this root's. From another
+    // log, or one this root follows anew, the build from scratch decides which root holds it.
+    if (!had.has(run) && root.stateLogFile === file) {
+      const other = placed.get(`${root.home}\0${run}`);
+      if (other?.kind === 'dispatch' && other.log === file) return;
+    }
     n++;
     if (had.get(run) !== dispatch) same = false;
   });
-  return same && n === had.size;
+  if (!same || n !== had.size) return false;
+  // A run pi-subagents' status.json alone made a placeholder of is the log's once dispatched there.
+  let statusRunDispatched = false;
+  dispatchIndex(events).forEach((_, run) => {
+    if (placed.get(`${root.home}\0${run}`)?.kind === 'status') statusRunDispatched = true;
+  });
+  return !statusRunDispatched;
 }
 
 /** The open runs (by run id, with their dispatch) a root's placeholder lanes from its state log stand for. */
@@ -1492,11 +1530,15 @@ function placeholderView(
   const agent = str(raw.agent) ?? step?.agent ?? status?.steps[0]?.agent ?? null;
   const limits = effectiveLimits(homeLimits, null, model);
   const over = status !== null && RUN_OVER.has(status.state);
+  // A root that is lost or has ended returns nothing: its open run is no live lane any more, only
+  // a record (`unknown`, which the metrics drop after their grace).
+  const orphaned = !over && parent !== null && (parent.state === 'lost' || parent.state === 'ended') ? parent.state : null;
   const iso = (t: number | null) => (t === null ? 'at an unknown time' : new Date(t).toISOString().replace('.000Z', 'Z'));
   const said = status ? `pi-subagents says the run is ${status.state}${status.pid !== null && !over ? ` (pid ${status.pid})` : ''}${status.error ? `: ${status.error}` : ''}` : null;
   const why = [
-    dispatch ? `dispatched ${iso(dispatch.at)} (state log line ${dispatch.line}${agent ? `, agent ${agent}` : ''}), no return yet` : `run ${runId} has no dispatch in its root's state log`,
+    dispatch ? `dispatched ${iso(dispatch.at)} (state log line ${dispatch.line}${agent ? `, agent ${agent}` : ''}), no return yet` : `pi-subagents lists run ${runId}, which no state log dispatched`,
     said,
+    orphaned ? `its root is ${orphaned}: it may never start or return` : null,
     `no session file or checkpoint of run ${runId} found: nothing here to act on`,
   ]
     .filter((x) => x !== null)
@@ -1510,7 +1552,7 @@ function placeholderView(
     role: 'lane',
     armed: null,
     held: false,
-    state: over ? 'ended' : 'dispatched',
+    state: over ? 'ended' : orphaned ? 'unknown' : 'dispatched',
     why,
     lastActivityAt: status?.lastActivityAt ?? status?.startedAt ?? dispatch?.at ?? null,
     clocks: computeClocks({ limits, request: null, episode: null, recovery: null }, now),

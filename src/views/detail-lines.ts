@@ -90,7 +90,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   const dataAge = v.source.checkpoint
     ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? (v.checkpoint && REFRESHED_STATES.has(v.checkpoint.state) ? ' (STALE: refreshed at least every 15 s while a request, its tools or a retry wait runs)' : ' (STALE: refreshed at least every 60 s while its session runs; is the extension still running?)') : ''}`
     : v.placeholder
-      ? `no session file or checkpoint yet; ${v.placeholder === 'dispatch' ? `dispatched ${v.dispatch?.at != null ? `${formatAge(now - v.dispatch.at)} ago` : 'at an unknown time'}` : 'known from its run\'s status.json only'}${v.laneStatus?.lastActivityAt != null ? `, the run last active ${lastActive(v.laneStatus.lastActivityAt, now)}` : ''}`
+      ? `no session file or checkpoint yet; ${v.placeholder === 'dispatch' ? `dispatched ${v.dispatch?.at != null ? `${formatAge(now - v.dispatch.at)} ago` : v.lastActivityAt !== null ? `${formatAge(now - v.lastActivityAt)} ago` : 'at an unknown time'}` : 'known from its run\'s status.json only'}${v.laneStatus?.lastActivityAt != null ? `, the run last active ${lastActive(v.laneStatus.lastActivityAt, now)}` : ''}`
       : `no checkpoint; session file last active ${lastActive(v.lastActivityAt, now)}`;
   const skew = v.source.clockSkewMs > 0 ? ` · its writer's clock runs ${formatDuration(v.source.clockSkewMs)} ahead of this machine's: its times are shown moved back by that (from the file's mtime)` : '';
   lines.push(item(`data: ${dataAge}${skew}`));

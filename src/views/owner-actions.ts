@@ -99,8 +99,7 @@ export function journalActions(journal: readonly JournalEntry[] | undefined, ses
 
 /** Why an owner action cannot be sent from here for this row, or null when it can. */
 export function refusalReason(v: Pick<SessionView, 'remote' | 'session' | 'placeholder' | 'runId'>): string | null {
-  if (v.placeholder) return placeholderRefusal(v);
-  if (!v.remote) return null;
+  if (!v.remote) return v.placeholder ? placeholderRefusal(v) : null;
   return `This row is read from ${v.remote.host} (${v.remote.url}) and is read-only here: owner actions stay on the machine that owns the root, whose extension reads its own control directory. Run \`loop-dash\` or \`loop-dash abort|disarm|arm ${v.session}\` on ${v.remote.host}.`;
 }
 

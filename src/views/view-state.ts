@@ -5,7 +5,9 @@
  * event, so several keys delivered in one batch by Ink each see the state the previous one left.
  */
 import type { ControlAction } from '../contract/control.js';
-import type { SessionView } from '../model/snapshot.js';
+import { placeholderKey, type SessionView } from '../model/snapshot.js';
+
+const PLACEHOLDER_PREFIX = placeholderKey('');
 import type { IncidentRecord } from '../model/types.js';
 import { recordActivity, type ActivityLog, type ActivityObservation } from './activity.js';
 import type { KeyPress } from './keymap.js';
@@ -116,9 +118,18 @@ export function visibleRowList(state: Pick<ViewState, 'sort' | 'filter' | 'colla
 }
 
 /** The cursor's row index: its session if still shown, else the nearest index. */
-export function cursorRowIndex(cursor: string | null, cursorIndex: number, ids: { readonly length: number; findIndex(predicate: (row: { id: string }) => boolean): number }): number {
+export function cursorRowIndex(
+  cursor: string | null,
+  cursorIndex: number,
+  ids: { readonly length: number; findIndex(predicate: (row: { id: string; view?: { runId: string | null } }) => boolean): number },
+): number {
   if (ids.length === 0) return -1;
-  const i = cursor === null ? -1 : ids.findIndex((r) => r.id === cursor);
+  let i = cursor === null ? -1 : ids.findIndex((r) => r.id === cursor);
+  // A lane with no session yet (`run:<runId>`) whose session has appeared: the cursor stays on that lane.
+  if (i < 0 && cursor !== null && cursor.startsWith(PLACEHOLDER_PREFIX)) {
+    const run = cursor.slice(PLACEHOLDER_PREFIX.length);
+    i = ids.findIndex((r) => r.view?.runId === run);
+  }
   return i >= 0 ? i : Math.max(0, Math.min(cursorIndex, ids.length - 1));
 }
 
