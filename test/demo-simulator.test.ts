@@ -7,7 +7,7 @@ import path from 'node:path';
 import { checkpointSchema, type Checkpoint } from '../src/contract/checkpoint.js';
 import { homePaths, utcStamp } from '../src/contract/paths.js';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
-import { DEMO, MIN } from '../src/demo/scenarios.js';
+import { DEMO, DEMO_PLACEHOLDER_RUN, MIN } from '../src/demo/scenarios.js';
 import { startSimulator, type Simulator } from '../src/demo/simulator.js';
 import { followAction, requestAction } from '../src/control/index.js';
 import { CHECKPOINT_STALE_MS, IDLE_CHECKPOINT_STALE_MS } from '../src/model/snapshot.js';
@@ -161,8 +161,22 @@ test('the 429 episode retries and succeeds, a stopped root is resumed on the lad
     const resume = await waitFor('resume 3 of night-run', () => completeLines(nightLog).find((l) => l['ev'] === 'resume' && l['step'] === 3));
     assert.ok(Date.parse(String(resume['ts'])) >= find(DEMO.ladder).expect.nextResume!.at - 1_000);
 
+    // L3, dispatched before the start with no session yet (a placeholder), gets its pi: a status,
+    // a checkpoint naming its run and a session file under the root's — and no second dispatch.
+    const laneCheckpoints = homePaths(manifest.home).checkpoints;
+    const l3 = await waitFor('the placeholder lane started', () =>
+      fs
+        .readdirSync(laneCheckpoints)
+        .map((f) => readCheckpoint(path.join(laneCheckpoints, f)))
+        .find((cp) => cp?.runId === DEMO_PLACEHOLDER_RUN),
+    );
+    assert.equal(l3.role, 'lane');
+    assert.equal(l3.parentSession, find(DEMO.streaming).session);
+    assert.ok(l3.sessionFile?.startsWith(find(DEMO.streaming).file!.slice(0, -'.jsonl'.length) + path.sep), l3.sessionFile ?? 'no session file');
+    assert.ok(fs.existsSync(path.join(homePaths(manifest.home).laneRuns, DEMO_PLACEHOLDER_RUN, 'status.json')));
     // L1 returns; a new lane is dispatched with its own status and checkpoint.
     const apiLog = path.join(manifest.repoDir, 'codex', 'state-api-refactor-loop1.jsonl');
+    assert.equal(completeLines(apiLog).filter((l) => l['ev'] === 'dispatch' && l['run'] === DEMO_PLACEHOLDER_RUN).length, 1, 'L3 dispatched once');
     const l1Run = readCheckpoint(find(DEMO.streamingLane).checkpoint!)!.runId;
     await waitFor('L1 returns', () => completeLines(apiLog).some((l) => l['ev'] === 'return' && l['run'] === l1Run));
     // (L3 was dispatched before the start and has no session yet: the next is L4.)

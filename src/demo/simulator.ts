@@ -144,6 +144,8 @@ interface Actor {
   hostsLanes: boolean;
   laneCount: number;
   nextDispatchAt: number | null;
+  /** A lane this root dispatched before the start with no session yet (a placeholder): its pi starts at `at`. */
+  pendingLane: { lane: string; runId: string; agent: string; task: string; at: number } | null;
   lanes: Actor[];
   // Lanes
   root: Actor | null;
@@ -588,15 +590,26 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     stats.returns += 1;
   }
 
+  /** A new lane of `root`: dispatched in its state log, and started at once. */
   function dispatch(root: Actor, t: number): void {
     root.laneCount += 1;
     const lane = `L${root.laneCount}`;
-    const key = `${root.name}/${lane}`;
-    const session = demoId(`sim:${root.session}:${lane}`);
     const runId = demoShortId(`sim-run:${root.session}:${lane}`);
     const agent = root.laneCount % 2 === 1 ? 'worker' : 'reviewer';
-    const file = laneSessionFile(root.file, runId, t, session);
     const task = `T${root.laneCount + 2}`;
+    startLane(root, t, { lane, runId, agent, task }, true);
+  }
+
+  /**
+   * A lane's pi starting: its session file, checkpoint and pi-subagents status; `dispatched`: the
+   * dispatch is written to the root's state log first (a lane the home shows dispatched already,
+   * a placeholder, was).
+   */
+  function startLane(root: Actor, t: number, def: { lane: string; runId: string; agent: string; task: string }, dispatched: boolean): void {
+    const { lane, runId, agent, task } = def;
+    const key = `${root.name}/${lane}`;
+    const session = demoId(`sim:${root.session}:${lane}`);
+    const file = laneSessionFile(root.file, runId, t, session);
     const cp: Checkpoint = {
       v: 1,
       session,
@@ -654,17 +667,19 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
     root.lanes.push(actor);
     actors.push(actor);
     writeJson(statusFile, status, true);
-    appendStateLog(root, t, 'dispatch', 'dispatcher', {
-      lane,
-      task,
-      agent,
-      run: runId,
-      base: demoShortId(`base:${root.session}`),
-      deadline: stateLogTs(t + 60 * MIN),
-      model: root.cp.model,
-      kind: 'code',
-    });
-    stats.dispatches += 1;
+    if (dispatched) {
+      appendStateLog(root, t, 'dispatch', 'dispatcher', {
+        lane,
+        task,
+        agent,
+        run: runId,
+        base: demoShortId(`base:${root.session}`),
+        deadline: stateLogTs(t + 60 * MIN),
+        model: root.cp.model,
+        kind: 'code',
+      });
+      stats.dispatches += 1;
+    }
     startRequest(actor, t);
   }
 
@@ -758,6 +773,11 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
           appendStateLog(a, t, 'heartbeat', 'daemon', { at: stateLogTs(t) });
           a.nextHeartbeatAt = t + HEARTBEAT_EVERY_MS;
         }
+        if (a.pendingLane && t >= a.pendingLane.at) {
+          const { at: _at, ...def } = a.pendingLane;
+          a.pendingLane = null;
+          startLane(a, t, def, false);
+        }
         if (a.hostsLanes && a.nextDispatchAt !== null && t >= a.nextDispatchAt && a.lanes.every((l) => l.cp.state === 'ended')) {
           a.nextDispatchAt = null;
           if (a.cp.state !== 'stopped' && a.laneCount < 40) dispatch(a, t);
@@ -798,6 +818,7 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       hostsLanes: false,
       laneCount: 0,
       nextDispatchAt: null,
+      pendingLane: null,
       lanes: [],
       root: null,
       laneInfo: null,
@@ -845,12 +866,19 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       if (s.role === 'root') {
         if (!a.fileExists) a.initial = freshRootFile(s, cp, file);
         a.stateLog = stateLogFor(manifest.repoDir, s.name);
-        const { seq, lanes: dispatched } = await stateLogTail(a.stateLog);
+        const { seq, lanes: dispatched, byRun } = await stateLogTail(a.stateLog);
         a.stateSeq = seq;
         const lanes = byRoot.get(s.session) ?? [];
         a.hostsLanes = lanes.length > 0;
         // The next lane's name follows every lane dispatched, also one with no session yet.
         a.laneCount = Math.max(lanes.length, dispatched);
+        // A lane dispatched with no session yet (the home shows it as a placeholder): its pi starts
+        // a little later, as a real one would once pi-subagents got to it.
+        const waiting = manifest.placeholders.find((p) => p.root === s.session);
+        const d = waiting ? byRun.get(waiting.runId) : undefined;
+        if (waiting && d) {
+          a.pendingLane = { lane: waiting.lane, runId: waiting.runId, agent: typeof d['agent'] === 'string' ? d['agent'] : 'worker', task: typeof d['task'] === 'string' ? d['task'] : 'T?', at: t0 + (40 * SEC) / speed };
+        }
       }
       if (cp.state === 'idle' && !passive) {
         const wait = lastCustom(tail, 'loop-wait-state') as { timers?: unknown; watchers?: unknown } | null;
@@ -1149,16 +1177,20 @@ function lastCustom(tail: Record<string, unknown>[], customType: string): unknow
   return null;
 }
 
-/** A state log's last `seq`, and how many lanes its tail dispatched. */
-async function stateLogTail(file: string): Promise<{ seq: number; lanes: number }> {
+/** A state log's last `seq`, how many lanes its tail dispatched, and each run's dispatch. */
+async function stateLogTail(file: string): Promise<{ seq: number; lanes: number; byRun: Map<string, Record<string, unknown>> }> {
   const tail = await readTail(file, 64 * 1024);
   let max = 0;
   const lanes = new Set<unknown>();
+  const byRun = new Map<string, Record<string, unknown>>();
   for (const e of tail) {
     if (typeof e['seq'] === 'number' && e['seq'] > max) max = e['seq'];
-    if (e['ev'] === 'dispatch') lanes.add(e['lane']);
+    if (e['ev'] === 'dispatch') {
+      lanes.add(e['lane']);
+      if (typeof e['run'] === 'string') byRun.set(e['run'], e);
+    }
   }
-  return { seq: max, lanes: lanes.size };
+  return { seq: max, lanes: lanes.size, byRun };
 }
 
 /** Epoch ms of the `<UTC>` stamp at the start of a session file name. */
