@@ -198,6 +198,8 @@ test('lanes with no session yet (SPEC §3.4): a dispatch with no return, or a ru
     assert.match(d.why, /pi-subagents says the run is running \(pid 4242\)/);
     assert.equal(byKey.get('lane-c')!.placeholder, undefined);
     assert.equal(byKey.get('lane-c')!.lane, 'L3');
+    // A lane's session that names itself nothing is named by its dispatch (not its cwd's basename, nor an agent's name many lanes share).
+    assert.equal(byKey.get('lane-c')!.name, 'L3');
 
     // What the table, the detail pane and status --json say.
     assert.equal(sessionCells(a, NOW).state.text, 'dispatched');
@@ -245,9 +247,13 @@ test('lanes with no session yet (SPEC §3.4): a dispatch with no return, or a ru
     // A cursor on the running one's placeholder stays on that lane.
     fs.appendFileSync(logFile, ev(T0 + 200_000, 'return', { lane: 'L1', run: 'run-a', status: 'complete' }));
     laneFile(root, 'run-d', 'lane-d', T0 + 210_000);
+    // A session that names itself keeps its name.
+    const laneC = path.join(root.slice(0, -'.jsonl'.length), 'run-c', fs.readdirSync(path.join(root.slice(0, -'.jsonl'.length), 'run-c'))[0]!);
+    fs.appendFileSync(laneC, JSON.stringify({ type: 'session_info', id: 'i1', parentId: null, timestamp: new Date(T0 + 205_000).toISOString(), name: 'flaky-test fixer' }) + '\n');
     const later = await loadSnapshot([home], NOW);
     lanes = later.roots.find((r) => r.session === 'root-loop')!.lanes;
     assert.deepEqual(lanes.map((l) => l.session).sort(), ['lane-c', 'lane-d']);
+    assert.equal(lanes.find((l) => l.session === 'lane-c')!.name, 'flaky-test fixer');
     const rows = treeRows(later.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
     assert.equal(rows[cursorRowIndex('run:run-d', 0, rows)]!.id, 'lane-d');
     // A new dispatch, then the loop's close: a closed loop has no live lane.

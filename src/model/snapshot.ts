@@ -1406,7 +1406,10 @@ function attachStateLog(root: SessionView, state: ModelState, lanes: readonly Se
     lane.lane = str(d.raw.lane);
     lane.task = str(d.raw.task);
     if (lane.deadline === null) lane.deadline = toMs(d.raw.deadline);
-    if (lane.name === lane.session.slice(0, 8) && lane.lane) lane.name = lane.lane;
+    // The loop's name for the lane, unless its session names itself (`session_info`): the same from
+    // the dispatch on (its placeholder is named so), where an agent's name ("worker") is shared by
+    // many lanes and the cwd's by all.
+    if (lane.lane && !(lane.source.sessionFile && state.sessionFiles.get(lane.source.sessionFile)?.name)) lane.name = lane.lane;
   }
 }
 
