@@ -176,7 +176,6 @@ test('the 429 episode retries and succeeds, a stopped root is resumed on the lad
     assert.ok(fs.existsSync(path.join(homePaths(manifest.home).laneRuns, DEMO_PLACEHOLDER_RUN, 'status.json')));
     // L1 returns; a new lane is dispatched with its own status and checkpoint.
     const apiLog = path.join(manifest.repoDir, 'codex', 'state-api-refactor-loop1.jsonl');
-    assert.equal(completeLines(apiLog).filter((l) => l['ev'] === 'dispatch' && l['run'] === DEMO_PLACEHOLDER_RUN).length, 1, 'L3 dispatched once');
     const l1Run = readCheckpoint(find(DEMO.streamingLane).checkpoint!)!.runId;
     await waitFor('L1 returns', () => completeLines(apiLog).some((l) => l['ev'] === 'return' && l['run'] === l1Run));
     // (L3 was dispatched before the start and has no session yet: the next is L4.)
@@ -194,6 +193,8 @@ test('the 429 episode retries and succeeds, a stopped root is resumed on the lad
     await sim.stop();
     assert.equal(sim.stats().errors, 0, String(sim.stats().lastError));
     assertHomeIsWhole(base);
+    // Every line written (the simulator stopped): L3 was dispatched once, before the start.
+    assert.equal(completeLines(apiLog).filter((l) => l['ev'] === 'dispatch' && l['run'] === DEMO_PLACEHOLDER_RUN).length, 1, 'L3 dispatched once');
     // The fresh root's first reply made pi write its session file.
     const freshFile = readCheckpoint(find(DEMO.fresh).checkpoint!)!.sessionFile!;
     assert.ok(fs.existsSync(freshFile));

@@ -810,3 +810,65 @@ test('placeholder lanes: two roots following one state log with a run open, and 
   const moved = same('the status run dispatched');
   assert.deepEqual(moved.roots.flatMap((r) => r.lanes.filter((l) => l.placeholder).map((l) => [l.session, l.placeholder, l.name])), [['run:run-5', 'dispatch', 'L5']]);
 });
+
+test('placeholder lanes: a run with a status.json that its root\'s log no longer dispatches — the log reset, or the root following another log — is its status.json\'s placeholder again (cached equals built)', () => {
+  const [base] = fc.sample(sessionArb, { seed: 7, numRuns: 1 });
+  const root: SessionSpec = { ...base!, laneOf: null, report: true, armed: true, state: 'requesting', hasCheckpoint: true, probe: 'alive', otherHost: false, updatedAgo: 0 };
+  const all = new Map<number, SessionSpec>([
+    [0, root],
+    [2, { ...root, report: false }],
+  ]);
+  const file = stateLogPathFromReport(reportOf(0));
+  const ev = (line: number, e: string, raw: Record<string, unknown>): StateLogEvent => ({ file, line, seq: line, at: NOW - MIN, ev: e, by: 'dispatcher', raw });
+  const start = () =>
+    reduceEvents(reduceEvents(initialModelState(), eventsFor(all, all.keys())), [
+      { type: 'state-log', file, events: [ev(1, 'dispatch', { run: 'run-5', lane: 'L5' }), ev(2, 'return', { run: 'run-5', status: 'complete' })], reset: true },
+      laneStatusEvent({ laneStatus: 5, copy: 0, state: 'running', deadlineIn: 60_000, agent: 'reviewer', drop: false, parent: 2 }),
+    ]);
+  const placeholders = (snap: ReturnType<typeof buildSnapshot>) => snap.roots.flatMap((r) => r.lanes.filter((l) => l.placeholder).map((l) => `${r.session}:${l.session}`));
+  for (const change of ['the log reset', 'the root follows another log'] as const) {
+    let state = start();
+    const cache = createSnapshotCache();
+    assert.deepEqual(placeholders(buildSnapshot(state, NOW, { host: HOST, cache })), [], `${change}: dispatched and returned, no placeholder`);
+    state =
+      change === 'the log reset'
+        ? reduceEvents(state, [{ type: 'state-log', file, events: [ev(1, 'heartbeat', {})], reset: true }])
+        : reduceEvents(
+            state,
+            eventsFor(all, [0]).map((e) => (e.type === 'session-file' && e.facts.continuation?.launch ? { ...e, facts: { ...e.facts, continuation: { ...e.facts.continuation, launch: { ...e.facts.continuation.launch, report: reportOf(9) } } } } : e)),
+          );
+    const cached = buildSnapshot(state, NOW, { host: HOST, cache });
+    assert.deepEqual(cached, buildSnapshot(state, NOW, { host: HOST }), change);
+    assert.deepEqual(placeholders(cached), [`${idOf(2)}:run:run-5`], change);
+  }
+});
+
+test('placeholder lanes: a status.json rewritten for a run with no session that can give no placeholder (its run over, or its root not here) is patched, not built from scratch', () => {
+  const [base] = fc.sample(sessionArb, { seed: 7, numRuns: 1 });
+  const root: SessionSpec = { ...base!, laneOf: null, report: false, armed: true, state: 'requesting', hasCheckpoint: true, probe: 'alive', otherHost: false, updatedAgo: 0 };
+  const all = new Map<number, SessionSpec>([[0, root]]);
+  let state = reduceEvents(initialModelState(), eventsFor(all, all.keys()));
+  const cache = createSnapshotCache();
+  const same = () => assert.deepEqual(buildSnapshot(state, NOW, { host: HOST, cache }), buildSnapshot(state, NOW, { host: HOST }));
+  same();
+  const rewrite = (state0: ModelState, over: Partial<{ state: string; parent: number | null; deadlineIn: number }>) =>
+    reduceEvents(state0, [laneStatusEvent({ laneStatus: 7, copy: 0, state: 'complete', deadlineIn: 60_000, agent: 'worker', drop: false, parent: null, ...over })]);
+  for (const [what, over] of [
+    ['over, under a root here', { state: 'complete', parent: 0 }],
+    ['running, its root not here', { state: 'running', parent: 5 }],
+    ['running, naming no root', { state: 'running', parent: null }],
+  ] as const) {
+    state = rewrite(state, over);
+    const generation = cache.generation;
+    same();
+    assert.equal(cache.generation, generation, `${what}: patched`);
+    state = rewrite(state, { ...over, deadlineIn: 120_000 });
+    same();
+    assert.equal(cache.generation, generation, `${what}, rewritten: patched`);
+  }
+  // Running under a root here: a placeholder, a build from scratch.
+  state = rewrite(state, { state: 'running', parent: 0 });
+  const generation = cache.generation;
+  same();
+  assert.equal(cache.generation, generation + 1);
+});

@@ -635,7 +635,9 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
       updatedAt: t,
     };
     const tl = new Timeline(session, root.model);
-    tl.setup(t, 'low', key);
+    // No session name of its own (pi-subagents' lanes write none): the row keeps the dispatch's
+    // lane name from its placeholder on, not a name its first reply would bring.
+    tl.setup(t, 'low', null);
     tl.user(t + 1, `Task ${task} of ${root.name}: migrate the next caller to request() and run the tests.`);
     const statusFile = laneStatusFileFor(home, runId);
     const status: Record<string, unknown> = {
@@ -773,7 +775,8 @@ export function startSimulator(home: string, manifest: DemoManifest, opts: Simul
           appendStateLog(a, t, 'heartbeat', 'daemon', { at: stateLogTs(t) });
           a.nextHeartbeatAt = t + HEARTBEAT_EVERY_MS;
         }
-        if (a.pendingLane && t >= a.pendingLane.at) {
+        // (Like a dispatch, not while the root is stopped: it waits for the root's resume.)
+        if (a.pendingLane && t >= a.pendingLane.at && a.cp.state !== 'stopped' && a.cp.state !== 'ended') {
           const { at: _at, ...def } = a.pendingLane;
           a.pendingLane = null;
           startLane(a, t, def, false);

@@ -102,6 +102,18 @@ export interface SessionView {
   dispatch?: StateLogEvent;
 }
 
+/**
+ * Whether a status.json with no session of its run could give a placeholder (the build from
+ * scratch decides): its run is not over and the parent it names is a root of its home here.
+ */
+function mayBePlaceholder(status: LaneRunStatus, joined: NonNullable<SnapshotCache['parts']>): boolean {
+  if (RUN_OVER.has(status.state) || !status.sessionId) return false;
+  const key = status.sessionId;
+  const id = joined.rootIdByFile.get(key) ?? (joined.parts.has(key) ? key : sessionIdFromName(path.basename(key)));
+  const p = id ? joined.parts.get(id) : undefined;
+  return p !== undefined && p.home === status.home && (p.facts?.role ?? p.checkpoint?.checkpoint.role ?? 'root') === 'root';
+}
+
 /** What a placeholder lane stands for: its run's dispatch in a state log (`log`), or its status.json alone. */
 interface PlacedRun {
   kind: 'dispatch' | 'status';
@@ -474,10 +486,13 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     let sessionless = false;
     /** The sessions of `run` are built again when the status they take (their run's in the index) changed. */
     const touchRun = (run: string) => {
-      if (wasIndex.byRun.get(run) === isIndex.byRun.get(run)) return;
+      const was = wasIndex.byRun.get(run);
+      const is = isIndex.byRun.get(run);
+      if (was === is) return;
       const sessions = byRun.get(run);
       if (sessions) for (let i = 0; i < sessions.length; i++) partOf(sessions[i]!);
-      else sessionless = true;
+      // A run that holds a placeholder, or whose status could make one (not over, its root here).
+      else if (cache.placeholders.has(`${(was ?? is)!.home}\0${run}`) || (is !== undefined && mayBePlaceholder(is, joined))) sessionless = true;
     };
     for (let i = 0; i < changes.length && !tooMany && !sessionless; i++) {
       const [a, b] = changes[i]!;
@@ -516,7 +531,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
       // A placeholder is no session: it stays as it is unless its run was dispatched, returned or
       // closed (then a build from scratch), which is what the log's open runs tell.
       for (let j = 0; j < root.lanes.length; j++) if (!root.lanes[j]!.placeholder && !partOf(root.lanes[j]!.session)) return null;
-      if (root.role === 'root' && !samePlaceholders(root, state, changed.get(root.session)!, byRun, cache.placeholders)) return null;
+      if (root.role === 'root' && !samePlaceholders(root, state, changed.get(root.session)!, byRun, cache.placeholders, laneIndexFor(cache, state.laneStatuses).byRun)) return null;
     }
   }
   if (tooMany) return null;
@@ -1474,7 +1489,14 @@ function dispatchPlaceholders(
  * Whether a root's placeholder lanes from its state log stand for the open runs its log has now
  * (the root's session file as `p` has it): the same runs, from the same dispatches.
  */
-function samePlaceholders(root: SessionView, state: ModelState, p: SessionParts, runsWithSessions: ReadonlyMap<string, unknown>, placed: ReadonlyMap<string, PlacedRun>): boolean {
+function samePlaceholders(
+  root: SessionView,
+  state: ModelState,
+  p: SessionParts,
+  runsWithSessions: ReadonlyMap<string, unknown>,
+  placed: ReadonlyMap<string, PlacedRun>,
+  laneStatusByRun: ReadonlyMap<string, LaneRunStatus>,
+): boolean {
   const had = dispatchPlaceholdersOf(root);
   const launch = p.facts?.continuation?.launch;
   const file = launch?.report ? (stateLogFiles.get(launch) ?? stateLogOfRoot(launch.report, p.facts?.header?.cwd)) : null;
@@ -1494,12 +1516,23 @@ function samePlaceholders(root: SessionView, state: ModelState, p: SessionParts,
     if (had.get(run) !== dispatch) same = false;
   });
   if (!same || n !== had.size) return false;
-  // A run pi-subagents' status.json alone made a placeholder of is the log's once dispatched there.
-  let statusRunDispatched = false;
-  dispatchIndex(events).forEach((_, run) => {
-    if (placed.get(`${root.home}\0${run}`)?.kind === 'status') statusRunDispatched = true;
-  });
-  return !statusRunDispatched;
+  // A run with a status.json and no session is the log's to show while the log dispatched it, and
+  // may be a placeholder of its status.json alone when not: the same such runs dispatched before
+  // (the log as the root last attached it) and now, or a build from scratch.
+  const was = root.stateLogFile === null ? NO_EVENTS : root.stateLog;
+  if (was === events) return true;
+  const statusRuns = (log: readonly StateLogEvent[]) => {
+    const runs: string[] = [];
+    dispatchIndex(log).forEach((_, run) => {
+      if (laneStatusByRun.has(run) && !runsWithSessions.has(run)) runs.push(run);
+    });
+    return runs;
+  };
+  const before = statusRuns(was);
+  const now = statusRuns(events);
+  if (before.length !== now.length) return false;
+  const dispatchedBefore = new Set(before);
+  return now.every((run) => dispatchedBefore.has(run));
 }
 
 /** The open runs (by run id, with their dispatch) a root's placeholder lanes from its state log stand for. */
