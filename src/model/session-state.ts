@@ -19,7 +19,7 @@ export type SessionState =
   | 'unknown'
   /**
    * A lane its root's state log dispatched (or pi-subagents lists as running) with no session
-   * file or checkpoint to read yet: a placeholder row (snapshot.ts placeholderLanes).
+   * file or checkpoint to read yet: a placeholder row (snapshot.ts placeholderView).
    */
   | 'dispatched';
 

@@ -95,7 +95,7 @@ export interface SessionView {
   /**
    * Set on a lane known only from its root's state log (`dispatch`: a dispatch with no return yet)
    * or its run's status.json (`status`): no session file or checkpoint of its run exists yet, so
-   * there is nothing to act on (placeholderLanes). Its key is `run:<runId>`.
+   * there is nothing to act on (placeholderView). Its key is `run:<runId>`.
    */
   placeholder?: 'dispatch' | 'status';
   /** A placeholder from its root's state log: the `dispatch` it stands for. */
@@ -480,9 +480,9 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     const isIndex = deriveLaneStatusIndex(wasIndex, changes) ?? laneStatusIndexOf(state.laneStatuses);
     cache.laneIndex = { of: state.laneStatuses, index: isIndex };
     const byRun = sessionsOfRuns(joined);
-    // A run no session names is a placeholder lane, or becomes one, or stops being one
-    // (placeholderLanes): a build from scratch. Its status.json is rewritten only until the lane's
-    // session file appears, itself a build from scratch.
+    // A run no session names whose status holds a placeholder lane or could make one (placeholderView,
+    // mayBePlaceholder): a build from scratch. Its status.json is rewritten only until the lane's
+    // session file appears, itself a build from scratch; any other such rewrite changes no row.
     let sessionless = false;
     /** The sessions of `run` are built again when the status they take (their run's in the index) changed. */
     const touchRun = (run: string) => {
@@ -879,7 +879,7 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   // A lane whose root we cannot see is still shown, as its own row.
   roots.push(...orphans);
 
-  // Lanes with no session file or checkpoint yet (placeholderLanes): the open runs of each root's
+  // Lanes with no session file or checkpoint yet (placeholderView): the open runs of each root's
   // state log, then the runs pi-subagents lists as not over that no dispatch names.
   const runsWithSessions = sessionsOfRuns(joined);
   const placed = new Map<string, PlacedRun>();
