@@ -19,6 +19,8 @@ import { drawAxis } from '../src/views/timeline.js';
 import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
 import type { Checkpoint } from '../src/contract/checkpoint.js';
 import { checkpoint, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, requesting } from './views-fixtures.js';
+import { statusJson } from '../src/model/status-json.js';
+import { parseStatusDoc, remoteViews } from '../src/remote/status-doc.js';
 
 const MIN = 60_000;
 
@@ -612,4 +614,14 @@ test('a retry of a provider loop-pi\'s recovery does not cover: EPISODE reads no
   assert.match(text, /r next retry {7}0:45 left/);
   // Covered: the episode's countdown.
   assert.match(sessionCells(row(true), NOW).episode.text, /^17:00 3\/5 left$/);
+  // Read from another machine's `loop-dash serve`: the row has no checkpoint, pi's next retry tells the retry.
+  const remoteRow = (v: typeof uncovered) => {
+    const parsed = parseStatusDoc(JSON.parse(JSON.stringify(statusJson({ ...buildSnapshot(fixtureState(), NOW, { host: HOST }), roots: [v] }))));
+    assert.ok('doc' in parsed);
+    return remoteViews(parsed.doc, { url: 'http://studio:8099/api/status', host: 'studio', fetchedAt: NOW }, NOW, false).find((r) => r.session === ID.web)!;
+  };
+  assert.equal(sessionCells(remoteRow(uncovered), NOW).episode.text, 'none');
+  assert.match(sessionCells(remoteRow(row(true)), NOW).episode.text, /^17:00 3\/5 left$/);
+  const waiting = buildSnapshot(fixtureState([cpEvent(checkpoint(ID.web, { state: 'requesting', episode: null, limits: { inactivityMs: 15 * MIN, absoluteMs: 75 * MIN, episodeMs: 20 * MIN, episodeMaxAttempts: 5, episodeApplies: false } }))]), NOW, { host: HOST }).roots.find((r) => r.session === ID.web)!;
+  assert.equal(sessionCells(remoteRow(waiting), NOW).episode.text, '—', 'no retry pending: no episode to speak of');
 });

@@ -1191,8 +1191,11 @@ export function hasRunningClock(v: SessionView): boolean {
  * `clockInputFromCheckpoint` gives it one: a busy checkpoint of a session not lost.
  */
 export function retriesWithoutEpisode(v: SessionView): boolean {
+  if (v.limits.episodeApplies !== false || v.state === 'lost') return false;
   const cp = v.checkpoint;
-  return v.limits.episodeApplies === false && cp?.episode != null && REFRESHED_STATES.has(cp.state) && v.state !== 'lost';
+  // A remote row carries no checkpoint: pi's next retry pending (its served clocks) tells a retry.
+  if (v.remote && !cp) return v.clocks.nextRetry !== null;
+  return cp?.episode != null && REFRESHED_STATES.has(cp.state);
 }
 
 /**
