@@ -77,6 +77,12 @@ test('a multi-step run: each lane is named (and its model given) by the step tha
     for (const l of running.roots.find((r) => r.session === 'root-steps')!.lanes) {
       assert.equal(l.state, 'unknown', l.session);
       assert.equal(l.lastError, null);
+      // What pi-subagents last said of the run is in the reason.
+      assert.match(l.why, /^no checkpoint: state inferred from the session file only; pi-subagents says the run is running$/);
+    }
+    fs.writeFileSync(statusFile, JSON.stringify({ runId: 'run-1', sessionId: 'root-steps', state: 'running', pid: 4242, currentTool: 'bash', startedAt: T0, steps: [] }));
+    for (const l of (await loadSnapshot([home], NOW)).roots.find((r) => r.session === 'root-steps')!.lanes) {
+      assert.match(l.why, /; pi-subagents says the run is running \(pid 4242, tool bash\)$/);
     }
     // Two steps, neither naming its file: no step is known to be either lane's, so each lane is
     // named by the first step's agent and takes the failed run's error (it may be either's).

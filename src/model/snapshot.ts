@@ -1292,6 +1292,10 @@ function sessionView(p: SessionParts, inputs: RowInputs, now: number, opts: Snap
   if (derived.state === 'unknown' && role === 'lane' && laneStatus && RUN_OVER.has(laneStatus.state)) {
     const own = step?.status && step.status !== laneStatus.state ? ` (its step: ${step.status})` : '';
     derived = { state: 'ended', why: `no checkpoint; pi-subagents says the run is ${laneStatus.state}${own}${ownError ? `: ${ownError}` : ''}` };
+  } else if (derived.state === 'unknown' && role === 'lane' && laneStatus) {
+    // A run still going: what pi-subagents last said of it (it is not the request's state).
+    const tool = laneStatus.currentTool ? `, tool ${laneStatus.currentTool}` : '';
+    derived = { state: 'unknown', why: `${derived.why}; pi-subagents says the run is ${laneStatus.state}${laneStatus.pid !== null ? ` (pid ${laneStatus.pid}${tool})` : tool ? ` (${tool.slice(2)})` : ''}` };
   }
 
   // A lost process cuts nothing and resumes nothing: its clocks are unknown, not running.
