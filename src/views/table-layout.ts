@@ -163,7 +163,8 @@ export function rowCellsCached(row: TreeRow, now: number, noColor: boolean): Row
   // age is its checkpoint's) keeps the cells it was drawn with: its widths, the layout and its
   // line are then the last frame's, not measured, laid out and clipped again. At 100 appends/s on
   // the big home's 312-row screen, ~285 of ~308 frames in 20 s changed nothing on screen and each
-  // laid out every column afresh (~10 % of the main thread, 12-07).
+  // laid out every column afresh (layoutColumns 5.8 % of the main thread's samples; kept, a frame's
+  // build ~0.35 ms less, 0.4-0.7 % of a core: docs/PERFORMANCE-HISTORY.md, session 21).
   const last = lastCells.get(row.id);
   if (last !== undefined && sameCells(last, cells)) cells = last;
   else {
