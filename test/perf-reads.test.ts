@@ -70,6 +70,20 @@ async function open(home: string, cacheDir: string, counter: ReadCounter): Promi
 const sizeOf = (file: string) => readFileSync(file).length;
 
 /**
+ * `wait()`, with a ref'd timer keeping this test's event loop alive meanwhile: the readers' search
+ * pauses on unref'd timers (they must not keep a dashboard alive; its terminal does), and a loop
+ * with nothing else to wait on would end the test as a promise never to settle.
+ */
+async function keptAlive<T>(wait: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => undefined, 1000);
+  try {
+    return await wait();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
  * What `store` shows for `files` equals a fresh, whole read of the home without a cache (a one-shot
  * read, which searches every file to its head at once), field by field.
  */
@@ -365,17 +379,13 @@ test('a long file that appears while the dashboard runs is searched too: its hea
   const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'loop-dash-cache-'));
   bigSession(home, 'first', 2_000);
   const store = await open(home, cacheDir, createReadCounter());
-  // The search's pauses wait on unref'd timers (they must not keep a dashboard alive, whose terminal
-  // does); a ref'd one keeps this test's event loop alive meanwhile — on a loaded machine a pause
-  // was all there was, and node's test runner cancelled the test as a promise never to settle.
-  const keepAlive = setInterval(() => undefined, 1000);
   try {
-    await store.background();
+    // (On a loaded machine a search pause was all the loop had: node's runner cancelled the test.)
+    await keptAlive(() => store.background());
     // A long root whose only loop state entry is in its head block, written while the store runs.
     const file = bigSession(home, 'late', 600_000);
     await waitFor(() => store.getState().sessionFiles.get(file)?.continuation?.armed === true, "the late file's head-block state, once searched", 15_000);
   } finally {
-    clearInterval(keepAlive);
     await store.stop();
     rmSync(path.dirname(home), { recursive: true, force: true });
     rmSync(cacheDir, { recursive: true, force: true });
@@ -394,14 +404,8 @@ test('a one-shot read (status) of a file its cache left mid-search searches it a
     const slow = new HomeReader({ home, emit: (e) => events.push(...e), cacheDir, reconcileMs: 60_000, deepScanRate: 4 * 1024 * 1024 });
     await slow.start();
     await waitFor(() => events.some((e) => e.type === 'searching'), 'the search begun', 10_000);
-    // stop waits for the search's pause, whose timer is unref'd (it must not keep a dashboard
-    // alive); a ref'd one keeps this test's event loop alive meanwhile.
-    const keepAlive = setInterval(() => undefined, 1000);
-    try {
-      await slow.stop();
-    } finally {
-      clearInterval(keepAlive);
-    }
+    // stop waits for the search's pause.
+    await keptAlive(() => slow.stop());
     assert.equal(reduceEvents(initialModelState(), events).sessionFiles.get(file)?.continuation ?? null, null, 'mid-search, the head block\'s state is not shown');
     const state = reduceEvents(initialModelState(), await loadHomeOnce(home, { cacheDir }));
     assert.equal(state.sessionFiles.get(file)?.continuation?.armed, true);

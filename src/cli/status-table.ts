@@ -1,5 +1,5 @@
 /** The plain `status` table: one line per root and lane, fixed-width, no escape sequences. */
-import type { RemoteFeedStatus, Snapshot } from '../model/snapshot.js';
+import { placeholderKey, type RemoteFeedStatus, type Snapshot } from '../model/snapshot.js';
 import { sanitize } from '../views/text.js';
 import { COLUMNS, COLUMN_TITLES, formatAge, sessionCells, type ColumnId } from '../views/cells.js';
 import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from '../views/home-groups.js';
@@ -44,7 +44,7 @@ export function renderStatusTable(snap: Snapshot): string {
     const rows = [{ v: root, prefix: '' }, ...root.lanes.map((l, i) => ({ v: l, prefix: i === root.lanes.length - 1 ? '└ ' : '├ ' }))];
     for (const { v, prefix } of rows) {
       const cells = sessionCells(v, snap.now, labels && prefix === '' ? (labels.get(homeKey(v)) ?? v.home) : '');
-      lines.push(`${columns.map((c) => fit(c === 'name' ? `${prefix}${cells.name.text}` : cells[c].text, width[c])).join(' ')} ${sanitize(v.placeholder && v.runId ? `${v.session.slice(0, v.session.length - v.runId.length)}${v.runId.slice(0, ID_WIDTH)}` : v.session.slice(0, ID_WIDTH))}`.trimEnd());
+      lines.push(`${columns.map((c) => fit(c === 'name' ? `${prefix}${cells.name.text}` : cells[c].text, width[c])).join(' ')} ${sanitize(v.placeholder && v.runId ? placeholderKey(v.runId.slice(0, ID_WIDTH)) : v.session.slice(0, ID_WIDTH))}`.trimEnd());
     }
   }
   if (snap.roots.length === 0) lines.push('(no sessions found)');

@@ -108,10 +108,19 @@ export interface SessionView {
  */
 function mayBePlaceholder(status: LaneRunStatus, joined: NonNullable<SnapshotCache['parts']>): boolean {
   if (RUN_OVER.has(status.state) || !status.sessionId) return false;
-  const key = status.sessionId;
-  const id = joined.rootIdByFile.get(key) ?? (joined.parts.has(key) ? key : sessionIdFromName(path.basename(key)));
+  const id = parentIdOf(status.sessionId, joined.rootIdByFile, joined.parts);
   const p = id ? joined.parts.get(id) : undefined;
   return p !== undefined && p.home === status.home && (p.facts?.role ?? p.checkpoint?.checkpoint.role ?? 'root') === 'root';
+}
+
+/**
+ * The session id a lane's parent reference names — a root's file path (a lane's root file, a
+ * checkpoint's or status.json's parent), a session id, or a path whose name carries the id — or
+ * null when there is none.
+ */
+function parentIdOf(key: string | null, rootIdByFile: ReadonlyMap<string, string>, sessions: { has(id: string): boolean }): string | null {
+  if (!key) return null;
+  return rootIdByFile.get(key) ?? (sessions.has(key) ? key : sessionIdFromName(path.basename(key)));
 }
 
 /** What a placeholder lane stands for: its run's dispatch in a state log (`log`), or its status.json alone. */
@@ -869,7 +878,7 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
     }
     const p = list[i]!;
     const parentKey = p.facts?.rootFile ?? p.checkpoint?.checkpoint.parentSession ?? null;
-    const parentId = parentKey ? (rootIdByFile.get(parentKey) ?? (views.has(parentKey) ? parentKey : sessionIdFromName(path.basename(parentKey)))) : null;
+    const parentId = parentIdOf(parentKey, rootIdByFile, views);
     const parent = parentId ? views.get(parentId) : undefined;
     if (parent && parent.role === 'root') {
       view.parent = parent.session;
@@ -911,7 +920,7 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
     // run whose root is not here is left out: a leftover status.json of a run long gone would
     // otherwise be a row of its own for good.
     const parentKey = status.sessionId;
-    const parentId = parentKey ? (rootIdByFile.get(parentKey) ?? (views.has(parentKey) ? parentKey : sessionIdFromName(path.basename(parentKey)))) : null;
+    const parentId = parentIdOf(parentKey, rootIdByFile, views);
     const found = parentId ? views.get(parentId) : undefined;
     if (!found || found.role !== 'root' || found.home !== status.home) return;
     placed.set(key, { kind: 'status', log: null });
@@ -1397,9 +1406,8 @@ function dispatchIndex(events: readonly StateLogEvent[]): ReadonlyMap<string, St
   return dispatchByRun;
 }
 
-/** The state log a row follows: its launch report's (SPEC §3.4), located from its session file's cwd. */
-function stateLogFileOf(row: SessionView, state: ModelState): string | null {
-  const facts = row.source.sessionFile ? state.sessionFiles.get(row.source.sessionFile) : undefined;
+/** The state log a session file's facts follow: its launch report's (SPEC §3.4), located from its cwd. */
+function stateLogFileOf(facts: SessionFileFacts | null | undefined): string | null {
   const launch = facts?.continuation?.launch;
   const report = launch?.report;
   if (!launch || !report) return null;
@@ -1414,7 +1422,7 @@ function stateLogFileOf(row: SessionView, state: ModelState): string | null {
 
 /** A root's state log gives its lanes their lane name, task and deadline (from `dispatch`). */
 function attachStateLog(root: SessionView, state: ModelState, lanes: readonly SessionView[] = root.lanes): void {
-  const file = stateLogFileOf(root, state);
+  const file = stateLogFileOf(root.source.sessionFile ? state.sessionFiles.get(root.source.sessionFile) : undefined);
   if (file === null) return;
   root.stateLogFile = file;
   const events = state.stateLogs.get(file) ?? NO_EVENTS;
@@ -1505,8 +1513,7 @@ function samePlaceholders(
   laneStatusByRun: ReadonlyMap<string, LaneRunStatus>,
 ): boolean {
   const had = dispatchPlaceholdersOf(root);
-  const launch = p.facts?.continuation?.launch;
-  const file = launch?.report ? (stateLogFiles.get(launch) ?? stateLogOfRoot(launch.report, p.facts?.header?.cwd)) : null;
+  const file = stateLogFileOf(p.facts);
   const events = file === null ? NO_EVENTS : (state.stateLogs.get(file) ?? NO_EVENTS);
   let same = true;
   let n = 0;
@@ -1555,8 +1562,9 @@ function dispatchPlaceholdersOf(root: SessionView): Map<string, StateLogEvent | 
 /**
  * A placeholder lane (SessionView.placeholder): a run its root's state log dispatched with no
  * return yet (`dispatch`), or one pi-subagents' status.json lists and no dispatch names (`dispatch`
- * null), when no session file or checkpoint of the run is there to read. Its state is `dispatched`,
- * or `ended` when the run's status.json says the run is over; it has no clock of its own.
+ * null), when no session file or checkpoint of the run is there to read, under `parent`, its root.
+ * Its state is `dispatched`; `ended` when the run's status.json says the run is over, `unknown` when
+ * its root is lost or has ended. It has no clock of its own.
  */
 function placeholderView(
   home: string,
@@ -1564,7 +1572,7 @@ function placeholderView(
   dispatch: StateLogEvent | null,
   status: LaneRunStatus | null,
   homeLimits: HomeLimits,
-  parent: SessionView | null,
+  parent: SessionView,
   now: number,
 ): SessionView {
   const raw = dispatch?.raw ?? {};
@@ -1575,7 +1583,7 @@ function placeholderView(
   const over = status !== null && RUN_OVER.has(status.state);
   // A root that is lost or has ended returns nothing: its open run is no live lane any more, only
   // a record (`unknown`, which the metrics drop after their grace).
-  const orphaned = !over && parent !== null && (parent.state === 'lost' || parent.state === 'ended') ? parent.state : null;
+  const orphaned = !over && (parent.state === 'lost' || parent.state === 'ended') ? parent.state : null;
   const iso = (t: number | null) => (t === null ? 'at an unknown time' : new Date(t).toISOString().replace('.000Z', 'Z'));
   const said = status ? `pi-subagents says the run is ${status.state}${status.pid !== null && !over ? ` (pid ${status.pid})` : ''}${status.error ? `: ${status.error}` : ''}` : null;
   const why = [
@@ -1615,7 +1623,7 @@ function placeholderView(
     task: str(raw.task),
     deadline: status?.deadlineAt ?? toMs(raw.deadline),
     laneStatus: status,
-    parent: parent?.session ?? null,
+    parent: parent.session,
     lanes: [],
     placeholder: dispatch ? 'dispatch' : 'status',
     ...(dispatch ? { dispatch } : {}),

@@ -48,6 +48,15 @@ function mergeByTime(a: readonly SessionHistoryItem[], b: readonly SessionHistor
 }
 
 /** A session file's last activity; a time past `now` is said as ahead of this clock, not as "in …". */
+/** The data line of a lane with no session yet (SessionView.placeholder): where it is known from, and since when. */
+function placeholderData(v: SessionView, now: number): string {
+  // A remote placeholder carries no dispatch: its last activity is the dispatch's time then.
+  const at = v.dispatch?.at ?? v.lastActivityAt;
+  const from = v.placeholder === 'dispatch' ? `dispatched ${at !== null ? `${formatAge(now - at)} ago` : 'at an unknown time'}` : "known from its run's status.json only";
+  const run = v.laneStatus?.lastActivityAt != null ? `, the run last active ${lastActive(v.laneStatus.lastActivityAt, now)}` : '';
+  return `no session file or checkpoint yet; ${from}${run}`;
+}
+
 function lastActive(at: number | null, now: number): string {
   if (at === null) return 'unknown';
   if (at - now >= 1000) return `${formatDuration(at - now)} ahead of this machine's clock (its writer's or file server's clock is ahead, or --now is before it)`;
@@ -90,7 +99,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   const dataAge = v.source.checkpoint
     ? `checkpoint ${formatAge(checkpointAgeMs(v, now))} old${v.source.stale ? (v.checkpoint && REFRESHED_STATES.has(v.checkpoint.state) ? ' (STALE: refreshed at least every 15 s while a request, its tools or a retry wait runs)' : ' (STALE: refreshed at least every 60 s while its session runs; is the extension still running?)') : ''}`
     : v.placeholder
-      ? `no session file or checkpoint yet; ${v.placeholder === 'dispatch' ? `dispatched ${v.dispatch?.at != null ? `${formatAge(now - v.dispatch.at)} ago` : v.lastActivityAt !== null ? `${formatAge(now - v.lastActivityAt)} ago` : 'at an unknown time'}` : 'known from its run\'s status.json only'}${v.laneStatus?.lastActivityAt != null ? `, the run last active ${lastActive(v.laneStatus.lastActivityAt, now)}` : ''}`
+      ? placeholderData(v, now)
       : `no checkpoint; session file last active ${lastActive(v.lastActivityAt, now)}`;
   const skew = v.source.clockSkewMs > 0 ? ` · its writer's clock runs ${formatDuration(v.source.clockSkewMs)} ahead of this machine's: its times are shown moved back by that (from the file's mtime)` : '';
   lines.push(item(`data: ${dataAge}${skew}`));
