@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, symlinkSync, utimesSync } from 'node:fs';
+import os from 'node:os';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { loadSnapshot } from '../src/cli/load-snapshot.js';
@@ -15,6 +17,7 @@ import { buildScreen } from '../src/views/screen.js';
 import { treeRowList, treeRows } from '../src/views/session-rows.js';
 import { initialViewState } from '../src/views/view-state.js';
 import { distinctHome } from './support/distinct-home.js';
+import { resolveHomes } from '../src/cli/resolve-homes.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
@@ -76,6 +79,62 @@ test('status with two homes: rows grouped by home, a HOME column with distinct l
   const json = JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', given[0]!, '--home', given[1]!])).stdout);
   assert.equal(json.home, given[0]);
   assert.deepEqual(json.homes, given);
+});
+
+test('a home named twice (again through a symlink) is read once: its incidents are not counted twice', async () => {
+  const a = await distinctHome('laptop', NOW);
+  const link = path.join(mkdtempSync(path.join(os.tmpdir(), 'loop-dash-link-')), 'agent');
+  symlinkSync(a.home, link);
+  const missing = path.join(path.dirname(link), 'not-made-yet');
+  assert.deepEqual(resolveHomes([a.home, link, missing, `${a.home}/`]), [a.home, missing], 'one spelling per directory, the first given; a home not made yet kept');
+  const once = JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', a.home])).stdout);
+  const twice = JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', a.home, '--home', link])).stdout);
+  assert.deepEqual(twice.homes, [a.home]);
+  assert.equal(twice.incidents.length, once.incidents.length);
+  assert.equal(twice.incidents.length, a.incidents.length);
+  assert.equal(twice.warnings.length, once.warnings.length);
+});
+
+test('one session in two homes (a copy of a home given beside it): one row whose file, checkpoint, home and incidents come from the copy written last; a warning names each copy not shown', async () => {
+  const a = await distinctHome('laptop', NOW);
+  // The copy's path sorts before the original's, so that the home first in order is not the one written last.
+  const b = path.join(mkdtempSync(path.join(os.tmpdir(), 'loop-dash-aa-')), 'home');
+  cpSync(a.home, b, { recursive: true, preserveTimestamps: true });
+  const counts = new Map<string, number>();
+  for (const inc of a.incidents) counts.set(inc.session, (counts.get(inc.session) ?? 0) + 1);
+  const root = a.sessions.find((s) => s.role === 'root' && s.file && s.checkpoint && (counts.get(s.session) ?? 0) > 0)!;
+  assert.ok(root, 'the demo has a root with a session file, a checkpoint and incidents');
+  const inB = (f: string) => path.join(b, path.relative(a.home, f));
+  const snap = async (homes: string[]) => loadSnapshot(homes, NOW);
+  const rowOf = (s: Awaited<ReturnType<typeof snap>>) => s.roots.find((r) => r.session === root.session)!;
+
+  // The original written last (a second after the copy's files): every part of the row from it.
+  const later = new Date(NOW + 1_000);
+  utimesSync(root.checkpoint!, later, later);
+  const fromA = await snap([b, a.home]);
+  assert.equal(fromA.roots.filter((r) => r.session === root.session).length, 1, 'one row for the session');
+  let row = rowOf(fromA);
+  assert.equal(row.home, a.home);
+  assert.equal(row.source.sessionFile, root.file);
+  assert.equal(row.source.checkpointFile, root.checkpoint);
+  assert.equal(row.incidents, counts.get(root.session), "the shown home's incidents, not both homes'");
+  const copies = (s: Awaited<ReturnType<typeof snap>>) => s.warnings.filter((w) => w.message.includes(`session ${root.session} is also in`));
+  assert.deepEqual(copies(fromA).map((w) => w.file).sort(), [inB(root.file!), inB(root.checkpoint!)].sort(), 'a warning for each copy not shown');
+  assert.ok(copies(fromA).every((w) => w.message.includes(`(home ${a.home})`)), JSON.stringify(copies(fromA)));
+
+  // Now the copy's checkpoint is written last: the row moves to the copy whole — its session file
+  // too, though the original's has the same mtime — and so would an owner action.
+  const latest = new Date(NOW + 2_000);
+  utimesSync(inB(root.checkpoint!), latest, latest);
+  row = rowOf(await snap([a.home, b]));
+  assert.equal(row.home, b);
+  assert.equal(row.source.sessionFile, inB(root.file!));
+  assert.equal(row.source.checkpointFile, inB(root.checkpoint!));
+  assert.equal(row.incidents, counts.get(root.session));
+
+  // The CLI says so, naming the copy.
+  const { stdout } = await run(process.execPath, [BIN, 'status', '--now', new Date(NOW).toISOString(), '--home', a.home, '--home', b]);
+  assert.match(stdout, /warning: .*session .* is also in /);
 });
 
 test('TUI with two homes: grouped tree rows, a HOME column on root rows, kept at 100 columns', async () => {

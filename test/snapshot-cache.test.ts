@@ -151,6 +151,10 @@ const stepArb = fc.oneof(
     // The parent session it names (a run no session has is a placeholder under it, if it is a root).
     parent: fc.option(fc.nat({ max: 7 }), { nil: null }),
   }),
+  // A copy of the session at `copyOf` in a second home (a home copied and given beside it), its
+  // files written `shift` ms after the original's, or the copy removed: one row, the copy written
+  // last, and a warning for the other (joinParts).
+  fc.record({ copyOf: fc.nat({ max: 7 }), shift: fc.integer({ min: -2_000, max: 2_000 }), drop: fc.boolean() }),
   // A watcher receipt written or removed, for watcher `id` of the session at `receipt`.
   fc.record({ receipt: fc.nat({ max: 7 }), id: fc.constantFrom('w1', 'w2', 'w3'), observations: fc.nat({ max: 9 }), phase: fc.constantFrom('running', 'done'), drop: fc.boolean() }),
   // A state log appended to or rewritten: the log of the session at `stateLog` (followed when that
@@ -166,6 +170,26 @@ const stepArb = fc.oneof(
     close: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
   }),
 );
+
+/** The second home of the copy steps. */
+const HOME2 = `${HOME}-copy`;
+
+/** A copy step's events (see stepArb): the session's files and checkpoint in HOME2, or their removal. */
+function copyEvents(all: ReadonlyMap<number, SessionSpec>, step: { copyOf: number; shift: number; drop: boolean }): ReaderEvent[] {
+  const id = idOf(step.copyOf);
+  const inCopy = (file: string) => HOME2 + file.slice(HOME.length);
+  if (step.drop || !all.has(step.copyOf)) {
+    return [
+      { type: 'session-file-removed', file: inCopy(fileOf(id)) },
+      { type: 'checkpoint-removed', file: inCopy(`${HOME}/loop-dash/checkpoints/${id}.json`) },
+    ];
+  }
+  return eventsFor(all, [step.copyOf]).map((e): ReaderEvent => {
+    if (e.type === 'session-file') return { ...e, facts: { ...e.facts, file: inCopy(e.facts.file), home: HOME2, mtimeMs: e.facts.mtimeMs + step.shift } };
+    if (e.type === 'checkpoint') return { ...e, record: { ...e.record, file: inCopy(e.record.file), home: HOME2, mtimeMs: e.record.mtimeMs + step.shift } };
+    return e;
+  });
+}
 
 /** A receipt step's event (see stepArb). */
 function receiptEvent(step: { receipt: number; id: string; observations: number; phase: string; drop: boolean }): ReaderEvent {
@@ -252,6 +276,8 @@ test('property: with or without the row cache the snapshot is the same, at every
           state = reduceEvents(state, [stateLogEvent(step)]);
         } else if ('receipt' in step) {
           state = reduceEvents(state, [receiptEvent(step)]);
+        } else if ('copyOf' in step) {
+          state = reduceEvents(state, copyEvents(all, step));
         } else if ('remove' in step && all.has(step.remove) && all.size > 1) {
           all.delete(step.remove);
           const id = idOf(step.remove);
@@ -323,6 +349,7 @@ function applyStep(all: Map<number, SessionSpec>, state: ModelState, now: number
   if ('laneStatus' in step) return { state: reduceEvents(state, [laneStatusEvent(step)]), now };
   if ('stateLog' in step) return { state: reduceEvents(state, [stateLogEvent(step)]), now };
   if ('receipt' in step) return { state: reduceEvents(state, [receiptEvent(step)]), now };
+  if ('copyOf' in step) return { state: reduceEvents(state, copyEvents(all, step)), now };
   if ('remove' in step && all.has(step.remove) && all.size > 1) {
     all.delete(step.remove);
     const id = idOf(step.remove);

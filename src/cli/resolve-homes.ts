@@ -5,11 +5,35 @@ import os from 'node:os';
 import path from 'node:path';
 
 export function resolveHomes(flags: string[] | undefined, env: NodeJS.ProcessEnv = process.env, homedir = os.homedir()): string[] {
-  if (flags && flags.length > 0) return [...new Set(flags.map((h) => path.resolve(h)))];
+  if (flags && flags.length > 0) return onePerDirectory(flags.map((h) => path.resolve(h)));
   if (env.PI_CODING_AGENT_DIR) return [path.resolve(env.PI_CODING_AGENT_DIR)];
   const loopPi = path.join(homedir, '.loop-pi');
   if (existsSync(loopPi)) return [loopPi];
   return [path.join(homedir, '.pi', 'agent')];
+}
+
+/**
+ * One spelling per directory, the first given: a home named twice — again through a symlink or a
+ * bind mount — was read twice, every session shown once but its incidents counted twice,
+ * each file watched and read twice. A path that does not resolve (a home not made yet) is kept.
+ */
+function onePerDirectory(homes: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const home of homes) {
+    // The directory itself (device and inode), which no other spelling changes.
+    let id = home;
+    try {
+      const st = statSync(home, { bigint: true });
+      id = `${st.dev}:${st.ino}`;
+    } catch {
+      // Not there (yet), or not readable: checkHomes says which, by the name given.
+    }
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(home);
+  }
+  return out;
 }
 
 /**

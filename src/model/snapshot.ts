@@ -202,6 +202,8 @@ export interface SnapshotCache {
     rootIdByFile: Map<string, string>;
     /** Session ids claimed by more than one session file or checkpoint (the join picks one). */
     duplicated: Set<string>;
+    /** A warning for each copy the join did not pick (joinParts). */
+    copies: readonly Warning[];
     /** The sessions of each run id, as rowInputs finds a row's lane status (made at the first lane status patch). */
     byRun?: Map<string, string[]>;
   } | null;
@@ -467,8 +469,9 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
   if (state.incidents !== before.incidents) {
     const was = incidentIndex(before.incidents).bySession;
     const is = incidentIndex(state.incidents).bySession;
-    joined.parts.forEach((_, session) => {
-      if ((was.get(session) ?? 0) !== (is.get(session) ?? 0)) partOf(session);
+    joined.parts.forEach((p, session) => {
+      const key = incidentKey(p.home, session);
+      if ((was.get(key) ?? 0) !== (is.get(key) ?? 0)) partOf(session);
     });
     if (tooMany) return null;
   }
@@ -689,7 +692,7 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     now,
     roots,
     incidents,
-    warnings: warningList(state.warnings, homeLimits),
+    warnings: warningList(state.warnings, homeLimits, joined.copies),
     progress: progressOf(state),
     watchMode: state.watchMode,
     homeLimits,
@@ -820,13 +823,13 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   const cache = opts.cache;
   let joined = cache?.parts;
   if (!joined || joined.sessionFiles !== state.sessionFiles || joined.checkpoints !== state.checkpoints) {
-    const { parts, duplicated } = joinParts(state);
+    const { parts, duplicated, copies } = joinParts(state);
     // Roots by file, for attaching lanes.
     const rootIdByFile = new Map<string, string>();
     parts.forEach((p) => {
       if (p.facts && p.facts.role === 'root') rootIdByFile.set(p.facts.file, p.session);
     });
-    joined = { sessionFiles: state.sessionFiles, checkpoints: state.checkpoints, parts, rootIdByFile, duplicated };
+    joined = { sessionFiles: state.sessionFiles, checkpoints: state.checkpoints, parts, rootIdByFile, duplicated, copies };
   }
   const { parts, rootIdByFile } = joined;
 
@@ -974,7 +977,7 @@ function* assembleSteps(state: ModelState, now: number, opts: SnapshotOptions, s
   }
 
   const incidents = incidentsSorted;
-  const warnings = warningList(state.warnings, homeLimits);
+  const warnings = warningList(state.warnings, homeLimits, joined.copies);
 
   const homeSet = new Set(state.settings.keys());
   parts.forEach((p) => homeSet.add(p.home));
@@ -1000,26 +1003,98 @@ function progressOf(state: ModelState): Snapshot['progress'] {
   return { read, total, done, listing, searching };
 }
 
-/** Join session files and checkpoints by session id (a fresh root may have only a checkpoint). */
-function joinParts(state: ModelState): { parts: Map<string, SessionParts>; duplicated: Set<string> } {
+/**
+ * Join session files and checkpoints by session id (a fresh root may have only a checkpoint). A
+ * session id is one session wherever it is read (as a remote row the same id is: merge-remote.ts):
+ * one row. Two files claiming one id are a copy — of a session file in one home, or of a whole
+ * home given beside its original — and the row is the copy written last; each other copy gets a
+ * warning naming it and the one shown (`copies`). Across homes, a row's session file and
+ * checkpoint come from one home, the one written last, where its owner actions go: until 12-08 each
+ * was the newest of any home and the row's home was the first read, so an abort could go to a
+ * copy nobody reads.
+ */
+function joinParts(state: ModelState): { parts: Map<string, SessionParts>; duplicated: Set<string>; copies: Warning[] } {
   const parts = new Map<string, SessionParts>();
   const duplicated = new Set<string>();
+  // Ids read in more than one home, joined again home by home below (rare: none in one home).
+  let acrossHomes: Set<string> | null = null;
+  const seen = (p: SessionParts, home: string) => {
+    duplicated.add(p.session);
+    if (p.home !== home) (acrossHomes ??= new Set()).add(p.session);
+  };
   // By forEach: the model's maps may be shared ones, whose iterators are generators (slow when run
   // interpreted, as for most of a start: docs/PERFORMANCE.md, "Indexed loops on the start's path").
   state.sessionFiles.forEach((facts) => {
-    const p = parts.get(facts.sessionId) ?? { session: facts.sessionId, home: facts.home, facts: null, checkpoint: null };
-    if (p.facts) duplicated.add(facts.sessionId);
-    // Two files claiming one id (a copy): keep the newest.
+    let p = parts.get(facts.sessionId);
+    if (!p) parts.set(facts.sessionId, (p = { session: facts.sessionId, home: facts.home, facts: null, checkpoint: null }));
+    else seen(p, facts.home);
     if (!p.facts || facts.mtimeMs > p.facts.mtimeMs) p.facts = facts;
-    parts.set(facts.sessionId, p);
   });
   state.checkpoints.forEach((record) => {
-    const p = parts.get(record.session) ?? { session: record.session, home: record.home, facts: null, checkpoint: null };
-    if (p.checkpoint) duplicated.add(record.session);
+    let p = parts.get(record.session);
+    if (!p) parts.set(record.session, (p = { session: record.session, home: record.home, facts: null, checkpoint: null }));
+    else if (p.checkpoint || p.home !== record.home) seen(p, record.home);
     if (!p.checkpoint || record.checkpoint.updatedAt > p.checkpoint.checkpoint.updatedAt) p.checkpoint = record;
-    parts.set(record.session, p);
   });
-  return { parts, duplicated };
+  if (acrossHomes) joinAcrossHomes(state, acrossHomes, parts);
+  const copies: Warning[] = [];
+  if (duplicated.size > 0) {
+    const warn = (file: string, id: string) => {
+      const p = parts.get(id)!;
+      const shown = p.facts?.file ?? p.checkpoint?.file;
+      if (file === p.facts?.file || file === p.checkpoint?.file || !shown) return;
+      const where = p.home !== homeOfFile(state, file) ? ` (home ${p.home})` : '';
+      copies.push({ file, line: null, message: `a copy: session ${id} is also in ${shown}${where}, and its row shows that one, not this`, severity: 'warning' });
+    };
+    state.sessionFiles.forEach((f) => {
+      if (duplicated.has(f.sessionId)) warn(f.file, f.sessionId);
+    });
+    state.checkpoints.forEach((r) => {
+      if (duplicated.has(r.session)) warn(r.file, r.session);
+    });
+  }
+  return { parts, duplicated, copies };
+}
+
+/** The files' home of a session file or checkpoint `file` (for a copy's warning). */
+function homeOfFile(state: ModelState, file: string): string | null {
+  return state.sessionFiles.get(file)?.home ?? state.checkpoints.get(file)?.home ?? null;
+}
+
+/**
+ * Joins again each of `ids`, read in more than one home: the home whose session file or checkpoint
+ * was written last (by its file's mtime), with that home's newest session file and its checkpoint.
+ */
+function joinAcrossHomes(state: ModelState, ids: ReadonlySet<string>, parts: Map<string, SessionParts>): void {
+  // Per id, per home: what that home has of it.
+  const byId = new Map<string, Map<string, SessionParts & { writtenAt: number }>>();
+  const of = (id: string, home: string) => {
+    let homes = byId.get(id);
+    if (!homes) byId.set(id, (homes = new Map()));
+    let p = homes.get(home);
+    if (!p) homes.set(home, (p = { session: id, home, facts: null, checkpoint: null, writtenAt: -Infinity }));
+    return p;
+  };
+  state.sessionFiles.forEach((facts) => {
+    if (!ids.has(facts.sessionId)) return;
+    const p = of(facts.sessionId, facts.home);
+    if (!p.facts || facts.mtimeMs > p.facts.mtimeMs) p.facts = facts;
+    p.writtenAt = Math.max(p.writtenAt, facts.mtimeMs);
+  });
+  state.checkpoints.forEach((record) => {
+    if (!ids.has(record.session)) return;
+    const p = of(record.session, record.home);
+    if (!p.checkpoint || record.checkpoint.updatedAt > p.checkpoint.checkpoint.updatedAt) p.checkpoint = record;
+    p.writtenAt = Math.max(p.writtenAt, record.mtimeMs);
+  });
+  byId.forEach((homes, id) => {
+    let best: (SessionParts & { writtenAt: number }) | null = null;
+    // Equal times: the home first in order, whichever order the model's maps hold them in.
+    for (const p of homes.values()) {
+      if (!best || p.writtenAt > best.writtenAt || (p.writtenAt === best.writtenAt && p.home < best.home)) best = p;
+    }
+    if (best) parts.set(id, { session: id, home: best.home, facts: best.facts, checkpoint: best.checkpoint });
+  });
 }
 
 /** Everything a row is built from besides `now`; rows are reused only when each is the same object. */
@@ -1054,7 +1129,7 @@ function rowInputs(
     checkpoint: p.checkpoint,
     probe: cp?.pid ? (state.probes.get(cp.pid) ?? null) : null,
     limits,
-    incidents: incidentsBySession.get(p.session) ?? 0,
+    incidents: incidentsBySession.get(incidentKey(p.home, p.session)) ?? 0,
     laneStatus: runId ? (laneStatusByRun.get(runId) ?? null) : null,
     receipts: watchers && watchers.length > 0 ? watchers.map((w) => receipts.get(`${p.session}\0${w.id}`) ?? null) : NO_RECEIPTS,
     host,
@@ -1635,6 +1710,11 @@ function placeholderView(
  * maps are replaced, never changed, so the map itself is the cache key. A tick then costs only the
  * per-session clocks, not a sort of thousands of incidents.
  */
+/**
+ * A session's incidents are those of its home: a copy of a home given beside it holds the same
+ * incident files, which counted twice.
+ */
+const incidentKey = (home: string, session: string) => `${home}\0${session}`;
 const incidentIndexes = new WeakMap<ReadonlyMap<string, IncidentRecord>, { bySession: Map<string, number>; sorted: readonly IncidentRecord[] }>();
 function incidentIndex(incidents: ReadonlyMap<string, IncidentRecord>): { bySession: Map<string, number>; sorted: readonly IncidentRecord[] } {
   let index = incidentIndexes.get(incidents);
@@ -1642,7 +1722,9 @@ function incidentIndex(incidents: ReadonlyMap<string, IncidentRecord>): { bySess
     const bySession = new Map<string, number>();
     const sorted: IncidentRecord[] = [];
     incidents.forEach((inc) => {
-      if (inc.session) bySession.set(inc.session, (bySession.get(inc.session) ?? 0) + 1);
+      if (!inc.session) return;
+      const key = incidentKey(inc.home, inc.session);
+      bySession.set(key, (bySession.get(key) ?? 0) + 1);
       sorted.push(inc);
     });
     sorted.sort((a, b) => (b.at ?? 0) - (a.at ?? 0) || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
@@ -1711,7 +1793,7 @@ function receiptIndex(receipts: ReadonlyMap<string, WatcherReceipt>): Map<string
 
 /** Every warning in one list, once per version of the warnings map (plus the settings notes). */
 const warningLists = new WeakMap<ModelState['warnings'], Warning[]>();
-function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { notes: string[] }>): Warning[] {
+function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { notes: string[] }>, copies: readonly Warning[]): Warning[] {
   let fromFiles = warningLists.get(byFile);
   if (!fromFiles) {
     const all: Warning[] = [];
@@ -1721,6 +1803,7 @@ function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { n
   }
   const warnings = fromFiles.slice();
   for (const [home, l] of homeLimits) for (const note of l.notes) warnings.push({ file: path.join(home, 'settings.json'), line: null, message: note, severity: 'warning' });
+  for (let i = 0; i < copies.length; i++) warnings.push(copies[i]!);
   return warnings;
 }
 
