@@ -5,13 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import { processStartIdentity } from '../src/readers/process-probe.js';
 import { sessionCacheFile } from '../src/readers/session-cache.js';
+import { loadSnapshot } from '../src/cli/load-snapshot.js';
 import { assistantEntry } from './support/mini-home.js';
 
 const run = promisify(execFile);
@@ -149,8 +150,31 @@ test('incidents piped into head: shows the relative age and exits quietly when t
   const m = await demoHome();
   const r = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" incidents --now ${new Date(NOW).toISOString()} --home "${m.home}" | head -1`], { encoding: 'utf8' });
   assert.equal(r.status, 0);
-  assert.match(r.stdout, /^\d{4}-\d\d-\d\dT[\d:.]+Z \((about |less than |)[\w ]+ ago\)/);
+  const m2 = /^(\d{4}-\d\d-\d\dT[\d:.]+Z) \(((?:\d+ (?:day|hour|minute)s? ?)+|under a minute) ago\)/.exec(r.stdout);
+  assert.ok(m2, r.stdout);
+  // To the minute, as the instant beside it says (it read "3 hours ago" for 2 h 45 min).
+  const unit = { day: 1440, hour: 60, minute: 1 } as Record<string, number>;
+  let minutes = 0;
+  for (const [, n, u] of m2[2]!.matchAll(/(\d+) (day|hour|minute)/g)) minutes += Number(n) * unit[u!]!;
+  assert.equal(minutes, Math.floor((NOW - Date.parse(m2[1]!)) / 60_000), r.stdout);
   assert.equal(r.stderr, '', 'no EPIPE stack trace');
+});
+
+test('status without --now reads the clock once the homes are read: a checkpoint written during the read is never newer than `now` (it read 15:01 left, an age of -2 ms)', async () => {
+  const m = await demoHome();
+  const cp = m.sessions.find((s) => s.checkpoint && s.expect.state === 'requesting')!;
+  const text = readFileSync(cp.checkpoint!, 'utf8');
+  let readAt = 0;
+  // The clock: asked once, after the read. Were it read before, the checkpoint written here (a
+  // refresh from pi) would be in the snapshot, an instant after `now`.
+  const snap = await loadSnapshot([m.home], () => {
+    readAt++;
+    writeFileSync(cp.checkpoint!, text.replace(/"updatedAt": ?\d+/, `"updatedAt": ${NOW + 5_000}`));
+    return NOW;
+  });
+  assert.equal(readAt, 1);
+  const row = snap.roots.flatMap((r) => [r, ...r.lanes]).find((v) => v.session === cp.session)!;
+  assert.ok(row.source.checkpointUpdatedAt! <= NOW, `checkpoint of ${row.source.checkpointUpdatedAt} read, now ${NOW}`);
 });
 
 test('status and incidents read with the session cache: the first run writes it, a run with nothing changed reuses it untouched and prints the same, an append is shown', async () => {

@@ -19,6 +19,12 @@ export async function loadState(homes: string[], opts: LoadOptions = {}): Promis
   return state;
 }
 
-export async function loadSnapshot(homes: string[], now: number, opts: LoadOptions = {}): Promise<Snapshot> {
-  return buildSnapshot(await loadState(homes, opts), now, { host: os.hostname() });
+/**
+ * `now`: the instant to evaluate at, or the clock to read it from once the homes are read. Read
+ * before, a checkpoint written during the read was newer than `now`: a countdown a second over its
+ * limit (`15:01`), an age of `-0s`.
+ */
+export async function loadSnapshot(homes: string[], now: number | (() => number), opts: LoadOptions = {}): Promise<Snapshot> {
+  const state = await loadState(homes, opts);
+  return buildSnapshot(state, typeof now === 'number' ? now : now(), { host: os.hostname() });
 }

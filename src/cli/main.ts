@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { formatDistanceStrict } from 'date-fns';
+import { formatDuration, intervalToDuration } from 'date-fns';
 import { runControlCommand } from '../control/index.js';
 import { runAudit } from './audit-command.js';
 import type { DemoManifest } from '../demo/generate.js';
@@ -99,7 +99,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       // With --remote and no --home, a machine with no pi home of its own shows the remote rows.
       if (!parent?.remote?.length || given?.length) checkHomes(homes, { mustExist: true });
       // `--remote URL` (the program's option) adds that machine's rows here as in the dashboard.
-      code = await printStatus(homes, { json: !!opts.json, now: parseNow(opts.now, io.now), remotes: remoteUrls(parent?.remote) }, io);
+      code = await printStatus(homes, { json: !!opts.json, now: opts.now === undefined ? undefined : parseNow(opts.now, io.now), remotes: remoteUrls(parent?.remote) }, io);
     });
 
   program
@@ -113,9 +113,11 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .action(async (opts: { home?: string[]; since?: string; class?: string; json?: boolean; now?: string }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
       checkHomes(homes, { mustExist: true });
-      const now = parseNow(opts.now, io.now);
-      const since = opts.since ? now - parseDuration(opts.since) : null;
-      const snap = await readHomes(homes, now);
+      const fixed = opts.now === undefined ? undefined : parseNow(opts.now, io.now);
+      const back = opts.since ? parseDuration(opts.since) : null;
+      const snap = await readHomes(homes, fixed ?? io.now);
+      const now = snap.now;
+      const since = back === null ? null : now - back;
       const list = snap.incidents.filter((i) => (since === null || (i.at ?? 0) >= since) && (!opts.class || i.cls.includes(opts.class)));
       if (opts.json) {
         const doc = statusJson({ ...snap, incidents: list, roots: [] }, homes);
@@ -123,7 +125,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       } else {
         for (const i of list) {
           // UTC instant (what the files say) and how long ago, so the age is known at a glance.
-          const when = i.at !== null ? `${new Date(i.at).toISOString()} (${formatDistanceStrict(i.at, now, { addSuffix: true })})` : '(no time)';
+          const when = i.at !== null ? `${new Date(i.at).toISOString()} (${howLongAgo(i.at, now)})` : '(no time)';
           io.out(`${when}  ${i.cls}${i.known ? '' : ' (unknown class)'}  ${i.session ?? '-'}  ${i.summary}\n`);
         }
         if (list.length === 0) io.out('(no incidents)\n');
@@ -154,7 +156,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
           action,
           reason: opts.reason,
           yes: !!opts.yes,
-          snapshotLoader: (h) => readHomes(h, io.now()),
+          snapshotLoader: (h) => readHomes(h, io.now),
           io: { out: io.out, err: io.err, isTTY: io.isTTY && !!process.stdin.isTTY, now: io.now },
         });
       });
@@ -258,14 +260,22 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
 }
 
 /** The one-shot read of `status`, `incidents` and the owner-action commands: with the dashboard's session cache. */
-function readHomes(homes: string[], now: number): Promise<Snapshot> {
+function readHomes(homes: string[], now: number | (() => number)): Promise<Snapshot> {
   return loadSnapshot(homes, now, { cacheDir: defaultCacheDir() });
+}
+
+/** `2 hours 45 minutes ago` (`in …` for an instant after `now`): to the minute, beside the exact UTC instant. */
+function howLongAgo(at: number, now: number): string {
+  const [start, end] = at <= now ? [at, now] : [now, at];
+  const span = formatDuration(intervalToDuration({ start, end }), { format: ['years', 'months', 'days', 'hours', 'minutes'] }) || 'under a minute';
+  return at <= now ? `${span} ago` : `in ${span}`;
 }
 
 async function printStatus(homes: string[], opts: { json: boolean; now?: number; remotes?: string[] }, io: Io): Promise<number> {
   const feeds = opts.remotes?.length ? await fetchRemotesOnce(opts.remotes, { clock: io.now }) : [];
-  const now = opts.now ?? io.now();
-  const snap = mergeRemote(await readHomes(homes, now), feeds, now);
+  // Without --now, the clock is read once the homes are (loadSnapshot).
+  const local = await readHomes(homes, opts.now ?? io.now);
+  const snap = mergeRemote(local, feeds, local.now);
   if (opts.json) printJson(statusJson(snap, homes), io);
   else io.out(renderStatusTable(snap));
   return 0;
