@@ -22,7 +22,7 @@ import { headerLines } from '../src/views/header-lines.js';
 import { createNextFrameChange, nextFrameChange } from '../src/views/next-change.js';
 import { SORT_MODES, treeRowList, treeRows } from '../src/views/session-rows.js';
 import { initialViewState } from '../src/views/view-state.js';
-import { checkpoint, cpEvent, facts, factsEvent, fileOf, HOME, HOST, NOW } from './views-fixtures.js';
+import { checkpoint, cpEvent, facts, factsEvent, fileOf, HOME, HOST, NOW, requesting } from './views-fixtures.js';
 import { prepareFrameSnapshot } from '../src/views/first-frame.js';
 
 const MIN = 60_000;
@@ -512,12 +512,26 @@ test('the default order: the request nearest to being cut first, then rows waiti
       const d = c.firstToFire === 'inactivity' ? c.inactivity : c.firstToFire === 'absolute' ? c.absolute : c.firstToFire === 'episode' ? c.episode : null;
       return d ? d.at : null;
     };
-    const tier = (v: (typeof roots)[number]) => (limitAt(v) !== null ? 0 : v.clocks.nextRetry || v.clocks.nextResume ? 1 : 2);
+    // A row's place: its first limit's instant — by the minute it falls in, rounded up, while its
+    // request streams (its checkpoint written within 2 s of its last model event: the deadline
+    // moves at every refresh) — and a root's, its own or its most urgent lane's.
+    const placeOf = (v: (typeof roots)[number]): number | null => {
+      const at = limitAt(v);
+      const r = v.checkpoint?.request;
+      const streams = at !== null && v.clocks.firstToFire === 'inactivity' && typeof r?.lastModelEventAt === 'number' && v.checkpoint!.updatedAt - r.lastModelEventAt <= 2_000;
+      return streams ? Math.ceil(at / 60_000) * 60_000 : at;
+    };
+    const treePlace = (v: (typeof roots)[number]): number | null => {
+      const all = [v, ...v.lanes].map(placeOf).filter((x): x is number => x !== null);
+      return all.length ? Math.min(...all) : null;
+    };
+    const tier = (v: (typeof roots)[number]) => (treePlace(v) !== null ? 0 : v.clocks.nextRetry || v.clocks.nextResume ? 1 : 2);
     const tiers = roots.map(tier);
     assert.deepEqual(tiers, [...tiers].sort(), `limits, then retries/resumes, then the rest: ${roots.map((r) => `${r.name}:${tier(r)}`).join(' ')}`);
-    const withLimits = roots.filter((v) => tier(v) === 0).map((v) => limitAt(v)!);
+    const withLimits = roots.filter((v) => tier(v) === 0).map((v) => treePlace(v)!);
     assert.ok(withLimits.length >= 3, 'the demo has requests in flight');
     assert.deepEqual(withLimits, [...withLimits].sort((a, b) => a - b), 'the first limit to fire, soonest first');
+    assert.ok(roots.some((v) => tier(v) === 0 && placeOf(v) !== limitAt(v)), 'the demo has a streaming request (placed by its minute)');
     // The retry-wait root waits for a retry due sooner than any cut, but its own limit (the
     // episode) is further off than the silent request's inactivity: the silent one is on top.
     const names = roots.map((v) => v.name);
@@ -526,6 +540,49 @@ test('the default order: the request nearest to being cut first, then rows waiti
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
+});
+
+test('the default order holds still: requests streaming side by side keep their order by name through their refreshes; a root whose lane is nearest to its cut goes on top', () => {
+  const MIN_ = 60_000;
+  // Three roots streaming (each refresh moves its inactivity deadline), refreshed in turn for a
+  // minute; a fourth stalled 10 min ago, its deadline standing still 5 min from now.
+  const ids = ['a', 'b', 'c'].map((c) => `${c.repeat(8)}-0000-4000-8000-000000000000`);
+  const stalled = 'dddddddd-0000-4000-8000-000000000000';
+  const streamingCp = (id: string, at: number) => checkpoint(id, { state: 'requesting', updatedAt: at, request: { turn: 3, startedAt: NOW - 10 * MIN_, lastModelEventAt: at, lastTransportEventAt: at, modelEvents: 9, keepalives: 0 } });
+  let state = reduceEvents(initialModelState(), [
+    ...ids.map((id, i) => factsEvent(facts(id, `s-${'abc'[i]}`))),
+    factsEvent(facts(stalled, 's-d')),
+    cpEvent(checkpoint(stalled, { state: 'requesting', updatedAt: NOW, request: { turn: 3, startedAt: NOW - 20 * MIN_, lastModelEventAt: NOW - 10 * MIN_, lastTransportEventAt: NOW, modelEvents: 9, keepalives: 2 } })),
+  ]);
+  const orders = new Set<string>();
+  // Each refresh at its own phase (c first, a last), as three pis write theirs.
+  for (let t = 0; t < 60_000; t += 250) {
+    const who = ids[2 - ((t / 250) % 3)]!;
+    state = reduceEvents(state, [cpEvent(streamingCp(who, NOW + t))]);
+    const roots = buildSnapshot(state, NOW + t, { host: HOST }).roots;
+    if (roots.filter((r) => r.state === 'requesting').length === 4) orders.add(roots.map((r) => r.name).join(' '));
+  }
+  // The stalled one first (its cut is 5 min off, theirs 15), the streaming ones by name: one order
+  // through the minute, save at the minute's turn, when one has moved into the next and the
+  // others not yet (each refresh within a second).
+  assert.ok(orders.has('s-d s-a s-b s-c'), [...orders].join(' | '));
+  assert.ok(orders.size <= 3, `the order changed ${orders.size - 1} times in a minute: ${[...orders].join(' | ')}`);
+
+  // A root running tools (nothing due) with a lane 1:55 from its cut, beside a root 5:00 from its:
+  // the first goes on top, its lane under it.
+  const root = 'eeeeeeee-0000-4000-8000-000000000000';
+  const lane = 'ffffffff-0000-4000-8000-000000000000';
+  const laneFile = `${fileOf(root).replace(/\.jsonl$/, '')}/run-ffff/${lane}.jsonl`;
+  const tree = reduceEvents(initialModelState(), [
+    factsEvent(facts(root, 'papa')),
+    cpEvent(checkpoint(root, { state: 'tools', updatedAt: NOW })),
+    factsEvent(facts(lane, 'worker', { role: 'lane', rootFile: fileOf(root), runId: 'run-ffff', file: laneFile, continuation: null })),
+    cpEvent(requesting(lane, 115_000, { role: 'lane', parentSession: root, sessionFile: laneFile })),
+    factsEvent(facts(stalled, 's-d')),
+    cpEvent(requesting(stalled, 5 * MIN_)),
+  ]);
+  const shown = buildSnapshot(tree, NOW, { host: HOST }).roots;
+  assert.deepEqual(shown.map((r) => [r.name, ...r.lanes.map((l) => l.name)].join('>')), ['papa>worker', 's-d']);
 });
 
 test('property: the row lists a dashboard takes, each patched from the last frame\'s, read as rows built afresh, and give the same wake-ups', () => {

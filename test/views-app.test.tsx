@@ -90,7 +90,8 @@ test('before any key, the highlighted first row keeps its session across a reord
   const { store, until, cursorLine } = setup();
   await until((f) => f.includes('ops-root'));
   assert.match(cursorLine(), /api-root/);
-  store.push([cpEvent(requesting(ID.web, 1 * MIN, { model: 'openai/gpt-5' }))]);
+  // Under lane-a's 0:30 (api-root goes by its most urgent lane).
+  store.push([cpEvent(requesting(ID.web, 20_000, { model: 'openai/gpt-5' }))]);
   await until((f) => rowOrder(f)[0] === 'web-root');
   assert.match(cursorLine(), /api-root/);
 });
@@ -102,8 +103,8 @@ test('the cursor stays on its session when rows reorder', async () => {
   await until(() => cursorLine().includes('lane-a'));
   r.stdin.write('k');
   await until(() => cursorLine().includes('api-root'));
-  // web-root's inactivity drops to 1:00: it now sorts first.
-  store.push([cpEvent(requesting(ID.web, 1 * MIN, { model: 'openai/gpt-5' }))]);
+  // web-root's inactivity drops to 0:20, under api-root's lane-a's 0:30: it now sorts first.
+  store.push([cpEvent(requesting(ID.web, 20_000, { model: 'openai/gpt-5' }))]);
   await until((f) => rowOrder(f)[0] === 'web-root');
   assert.match(cursorLine(), /api-root/);
   assert.deepEqual(rowOrder(frame()), ['web-root', 'api-root', 'lane-a', 'lane-b', 'ops-root']);
@@ -125,7 +126,8 @@ test('lanes collapse and expand; left on a lane goes to its root', async () => {
   await until(() => cursorLine().includes('api-root'));
   assert.ok(frame().includes('lane-a'), 'moving to the root does not fold it');
   r.stdin.write('h');
-  await until((f) => !f.includes('lane-a') && f.includes('api-root (+2)'));
+  // Folded: its two lanes, and that one of them (lane-a) has a request in flight.
+  await until((f) => !f.includes('lane-a') && f.includes('api-root (+2, 1 req'));
   r.stdin.write('l');
   await until((f) => f.includes('lane-a') && f.includes('lane-b'));
 });

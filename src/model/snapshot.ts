@@ -652,6 +652,8 @@ function patchSnapshot(cache: SnapshotCache, last: NonNullable<SnapshotCache['la
     // follows its own launch report's log, if it has one.
     attachStateLog(r, state, fresh);
     sortViews(r.lanes);
+    // A root goes by its most urgent lane too (treeKey): a lane's change can move it.
+    if (!rootsMoved && treeKey(r) !== treeKey(root)) rootsMoved = true;
     return r;
   };
   // The places of the roots to patch: the touched ones, found by the index and a scan of pointers
@@ -1811,7 +1813,7 @@ function warningList(byFile: ModelState['warnings'], homeLimits: Map<string, { n
 function sortViews(views: SessionView[]): void {
   if (views.length < 2) return;
   // Instants, not remaining times: rows kept from earlier snapshots order the same at any `now`.
-  const keyed = views.map((v) => ({ v, r: sortKey(v) }));
+  const keyed = views.map((v) => ({ v, r: treeKey(v) }));
   keyed.sort((a, b) => (a.r !== b.r ? (a.r < b.r ? -1 : 1) : byName(a.v, b.v)));
   for (let i = 0; i < keyed.length; i++) views[i] = keyed[i]!.v;
 }
@@ -1821,11 +1823,12 @@ export const byName = (a: SessionView, b: SessionView) => compareText(a.name, b.
 
 /**
  * Rows nearest to being cut first (by the first limit to fire); then the rows waiting for a retry
- * or a resume and nothing else, by when it is due; then the rest, by name.
+ * or a resume and nothing else, by when it is due; then the rest, by name. A root goes by its own
+ * row or its most urgent lane, whichever comes first (treeKey).
  */
 export function compareViews(a: SessionView, b: SessionView): number {
-  const ka = sortKey(a);
-  const kb = sortKey(b);
+  const ka = treeKey(a);
+  const kb = treeKey(b);
   if (ka !== kb) return ka < kb ? -1 : 1;
   return byName(a, b);
 }
@@ -1836,14 +1839,53 @@ export function compareViews(a: SessionView, b: SessionView): number {
  */
 const AFTER_LIMITS = 4e15;
 
+/**
+ * A row's place with its lanes: its own, or its most urgent lane's when that comes first. The
+ * request nearest to being cut is on top also when a lane runs it: a lane 1:55 from its cut sat
+ * under its root (running tools, nothing due) at the bottom, below lost and stopped roots (a user
+ * review, 12-08).
+ */
+function treeKey(v: SessionView): number {
+  let k = sortKey(v);
+  const lanes = v.lanes;
+  for (let i = 0; i < lanes.length; i++) {
+    const l = sortKey(lanes[i]!);
+    if (l < k) k = l;
+  }
+  return k;
+}
+
+/**
+ * A request streaming: its checkpoint written within this long of its last model event. Its
+ * inactivity deadline moves at every refresh (~1 s while events arrive).
+ */
+const STREAMING_MS = 2_000;
+/**
+ * A streaming request's inactivity deadline is placed by the minute it falls in (rounded up: it
+ * only moves later). By its instant, rows streaming side by side swapped places several times a
+ * second, and the rows around the cursor with them (a user review, 12-08); now they keep their
+ * order by name and move at most once a minute. A deadline that stands still — a stalled
+ * request's, the absolute limit, an episode — keeps its exact instant.
+ */
+const STREAMING_STEP_MS = 60_000;
+
+/** Whether the row's request was streaming when its checkpoint was written (STREAMING_MS). */
+function streaming(v: SessionView): boolean {
+  const cp = v.checkpoint;
+  const last = cp?.request?.lastModelEventAt;
+  return cp !== null && typeof last === 'number' && cp.updatedAt - last <= STREAMING_MS;
+}
+
 /** The row's place in the default order: an instant (Infinity when nothing is due). */
 function sortKey(v: SessionView): number {
   // Run per row at each snapshot, interpreted for most of a start: no array of candidates and
   // no for-of (docs/PERFORMANCE.md, "Indexed loops on the start's path").
   const c = v.clocks;
   let limit: Deadline | null = null;
-  if (c.firstToFire === 'inactivity') limit = earlierDue(limit, c.inactivity);
-  else if (c.firstToFire === 'absolute') limit = earlierDue(limit, c.absolute);
+  if (c.firstToFire === 'inactivity') {
+    limit = earlierDue(limit, c.inactivity);
+    if (limit && streaming(v)) return Math.ceil(limit.at / STREAMING_STEP_MS) * STREAMING_STEP_MS;
+  } else if (c.firstToFire === 'absolute') limit = earlierDue(limit, c.absolute);
   else if (c.firstToFire === 'episode') limit = earlierDue(limit, c.episode);
   if (limit) return limit.at;
   const next = earlierDue(earlierDue(null, c.nextRetry), c.nextResume);
