@@ -7,7 +7,7 @@ import { useClock } from '../src/views/use-clock.js';
 import { App } from '../src/views/App.js';
 import { displayWidth } from '../src/views/text.js';
 import type { ReaderEvent } from '../src/model/types.js';
-import { clock, cpEvent, facts, factsEvent, fixtureState, HOST, recordingPort, renderSized, requesting, stripAnsi, testStore, waitFor } from './views-fixtures.js';
+import { clock, cpEvent, fileOf, ID, facts, factsEvent, fixtureState, HOST, recordingPort, renderSized, requesting, stripAnsi, testStore, waitFor } from './views-fixtures.js';
 
 const MIN = 60_000;
 const mounted: { instance: { unmount(): void } }[] = [];
@@ -76,10 +76,40 @@ test('200×50: every column is shown in full', async () => {
   const m = mount(200, 50);
   await m.until((f) => f.includes('ops-root'));
   const t = titles(m.frame());
-  for (const c of ['NAME', 'MODEL', 'STATE', 'INACT', 'ABS', 'FIRST', 'EPISODE', 'RESUME', 'ARMED', 'INC', 'AGE']) assert.ok(t.includes(c), `${c} in ${t}`);
+  for (const c of ['NAME', 'MODEL', 'STATE', 'INACT', 'ABS', 'FIRST', 'EPISODE', 'RESUME', 'ARMED', 'INC', 'AGE', 'ID']) assert.ok(t.includes(c), `${c} in ${t}`);
   assert.match(m.frame(), /anthropic\/claude-sonnet-4/);
   assert.match(m.frame(), /inact by 58:57/);
+  // Each row's short id, last: what the CLI's abort takes, and what the dialog's whole id begins with.
+  const web = m.frame().split('\n').find((l) => l.includes('web-root'))!;
+  assert.ok(web.trimEnd().endsWith(ID.web.slice(0, 8)), web);
   assertFits(m.frame(), 200, 50, 'wide');
+});
+
+test('two roots of one name (checkouts of one repo, named by the cwd): their ids tell them apart at 160 columns; at 100 the id goes first', async () => {
+  const twin = (id: string) => [factsEvent(facts(id, 'alpha')), cpEvent(requesting(id, 9 * MIN))];
+  const a = 'a1a1a1a1-0000-4000-8000-000000000000';
+  const b = 'b2b2b2b2-0000-4000-8000-000000000000';
+  const m = mount(160, 30, { events: [...twin(a), ...twin(b)] });
+  await m.until((f) => f.split('\n').filter((l) => /\balpha\b/.test(l)).length === 2);
+  const lines = m.frame().split('\n').filter((l) => /\balpha\b/.test(l));
+  assert.deepEqual(lines.map((l) => l.trimEnd().slice(-8)).sort(), ['a1a1a1a1', 'b2b2b2b2'], lines.join('\n'));
+  assertFits(m.frame(), 160, 30, '160');
+  const narrow = mount(100, 30, { events: [...twin(a), ...twin(b)] });
+  await narrow.until((f) => f.includes('alpha'));
+  assert.ok(!titles(narrow.frame()).includes(' ID'), titles(narrow.frame()));
+});
+
+test('a lane named `<root>/<lane>` is shown by `<lane>` under its root: at 60 columns two such lanes no longer read alike', async () => {
+  // The fixture's two lanes, renamed (the same files).
+  const laneFile = (id: string) => `${fileOf(ID.api).replace(/\.jsonl$/, '')}/run-${id.slice(0, 4)}/${id}.jsonl`;
+  const renamed = [
+    factsEvent(facts(ID.laneA, 'api-root/L1', { role: 'lane', rootFile: fileOf(ID.api), runId: 'run-dddd', file: laneFile(ID.laneA), continuation: null })),
+    factsEvent(facts(ID.laneB, 'api-root/L2', { role: 'lane', rootFile: fileOf(ID.api), runId: 'run-eeee', file: laneFile(ID.laneB), continuation: null })),
+  ];
+  const m = mount(60, 20, { events: renamed });
+  await m.until((f) => /[├└] L1 /.test(f) && /[├└] L2 /.test(f));
+  assert.ok(!m.frame().includes('api-root/') && !m.frame().includes('lane-a'), m.frame());
+  assertFits(m.frame(), 60, 20, 'narrow');
 });
 
 test('40 sessions on a 10-row terminal: scrolls with the cursor and says +N more', async () => {

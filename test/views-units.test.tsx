@@ -159,12 +159,14 @@ test('columns narrow in a fixed order and keep the essentials at 80', () => {
   const rows = treeRows(snap.roots, { sort: 'first-limit', filter: '', collapsed: new Set() });
   const cells = rows.map((r) => rowCells(r, NOW, false));
   const wide = layoutColumns(cells, 200);
-  assert.equal(wide.columns.length, 11);
+  // Every column but HOME (one home), the short id last.
+  assert.equal(wide.columns.length, 12);
+  assert.equal(wide.columns.at(-1)!.id, 'id');
   assert.ok(wide.columns.every((c) => !c.compact));
   const narrow = layoutColumns(cells, 80);
   const ids = narrow.columns.map((c) => c.id);
   for (const id of ['name', 'state', 'inactivity', 'absolute', 'first', 'age'] as const) assert.ok(ids.includes(id), id);
-  assert.equal(narrow.dropped[0], 'model');
+  assert.deepEqual(narrow.dropped.slice(0, 2), ['id', 'model']);
   const total = 2 + narrow.columns.reduce((n, c) => n + c.width, 0) + narrow.columns.length - 1;
   assert.ok(total <= 80, `table is ${total} wide`);
   const tiny = layoutColumns(cells, 60);
@@ -413,6 +415,9 @@ test('a layout and a footer are reused only for the same inputs, and equal a fre
   const readOnly = footerLine({ readOnly: true }, 120);
   assert.notDeepEqual(readOnly, footer, 'read-only drops the owner actions from the hints');
   assert.ok(lineText(footerLine({ readOnly: false }, 40)).length <= 40);
+  // However narrow, the way out and the help are said (at 60 it read `… s sort  ? help`).
+  for (const w of [30, 40, 60]) assert.match(lineText(footerLine({ readOnly: false }, w)), /q quit {2}\? help$/, `at ${w}`);
+  assert.match(lineText(footerLine({ readOnly: false }, 60)), /^↑↓ move/);
   assert.deepEqual(footerLine({ readOnly: false }, 120), footer, 'back to the first inputs: the same hints');
 });
 

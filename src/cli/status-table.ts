@@ -1,7 +1,7 @@
 /** The plain `status` table: one line per root and lane, fixed-width, no escape sequences. */
-import { placeholderKey, type RemoteFeedStatus, type Snapshot } from '../model/snapshot.js';
+import type { RemoteFeedStatus, Snapshot } from '../model/snapshot.js';
 import { sanitize } from '../views/text.js';
-import { COLUMNS, COLUMN_TITLES, formatAge, sessionCells, type ColumnId } from '../views/cells.js';
+import { COLUMNS, COLUMN_TITLES, formatAge, ID_WIDTH, sessionCells, type ColumnId } from '../views/cells.js';
 import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from '../views/home-groups.js';
 
 const WIDTH: Record<ColumnId, number> = {
@@ -18,10 +18,9 @@ const WIDTH: Record<ColumnId, number> = {
   armed: 8,
   incidents: 4,
   age: 6,
+  // The session id's first 8 characters last: what `loop-dash abort|disarm|arm` takes (with a name).
+  id: 4 + ID_WIDTH,
 };
-
-/** The session id prefix shown: 8 characters, as a UUID's first group. */
-const ID_WIDTH = 8;
 
 function fit(text: string, width: number): string {
   const clean = sanitize(text);
@@ -38,18 +37,18 @@ export function renderStatusTable(snap: Snapshot): string {
   const roots = labels ? groupByHome(snap.roots, labels) : snap.roots;
   const columns = COLUMNS.filter((c) => c !== 'home' || labels);
   const width = { ...WIDTH, home: labels ? Math.min(24, Math.max(4, ...[...labels.values()].map((l) => l.length))) : 0 };
-  // The session id's first 8 characters last: what `loop-dash abort|disarm|arm` takes (with a name).
-  lines.push(`${columns.map((c) => fit(COLUMN_TITLES[c], width[c])).join(' ')} ${fit('ID', ID_WIDTH)}`.trimEnd());
+  lines.push(columns.map((c) => fit(COLUMN_TITLES[c], width[c])).join(' ').trimEnd());
   for (const root of roots) {
     const rows = [{ v: root, prefix: '' }, ...root.lanes.map((l, i) => ({ v: l, prefix: i === root.lanes.length - 1 ? '└ ' : '├ ' }))];
     for (const { v, prefix } of rows) {
       const cells = sessionCells(v, snap.now, labels && prefix === '' ? (labels.get(homeKey(v)) ?? v.home) : '');
-      lines.push(`${columns.map((c) => fit(c === 'name' ? `${prefix}${cells.name.text}` : cells[c].text, width[c])).join(' ')} ${sanitize(v.placeholder && v.runId ? placeholderKey(v.runId.slice(0, ID_WIDTH)) : v.session.slice(0, ID_WIDTH))}`.trimEnd());
+      lines.push(columns.map((c) => fit(c === 'name' ? `${prefix}${cells.name.text}` : cells[c].text, width[c])).join(' ').trimEnd());
     }
   }
   if (snap.roots.length === 0) lines.push('(no sessions found)');
   lines.push('');
-  lines.push(`${snap.roots.length} roots, ${snap.roots.reduce((n, r) => n + r.lanes.length, 0)} lanes, ${snap.incidents.length} incidents, ${snap.warnings.length} warnings — at ${new Date(snap.now).toISOString()}`);
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  lines.push(`${count(snap.roots.length, 'root')}, ${count(snap.roots.reduce((n, r) => n + r.lanes.length, 0), 'lane')}, ${count(snap.incidents.length, 'incident')}, ${count(snap.warnings.length, 'warning')} — at ${new Date(snap.now).toISOString()}`);
   if (labels) {
     const seen = new Set<string>();
     for (const r of roots) {

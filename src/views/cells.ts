@@ -3,7 +3,7 @@
  * table, so the two can never disagree about a number.
  */
 import { formatRemaining } from '../model/clocks.js';
-import { checkpointAgeMs, hasRunningClock, retriesWithoutEpisode, type SessionView } from '../model/snapshot.js';
+import { checkpointAgeMs, hasRunningClock, placeholderKey, retriesWithoutEpisode, type SessionView } from '../model/snapshot.js';
 
 /** Urgency of a countdown: warning under 3 min, critical under 1 min (SPEC §5). */
 export type Urgency = 'ok' | 'warning' | 'critical' | 'none';
@@ -16,7 +16,7 @@ export function urgency(remainingMs: number | null | undefined): Urgency {
 }
 
 /** Column ids, in display order. `home` is shown only when several homes or machines are. */
-export const COLUMNS = ['home', 'name', 'model', 'state', 'inactivity', 'absolute', 'first', 'episode', 'resume', 'armed', 'incidents', 'age'] as const;
+export const COLUMNS = ['home', 'name', 'model', 'state', 'inactivity', 'absolute', 'first', 'episode', 'resume', 'armed', 'incidents', 'age', 'id'] as const;
 export type ColumnId = (typeof COLUMNS)[number];
 
 export const COLUMN_TITLES: Record<ColumnId, string> = {
@@ -32,7 +32,20 @@ export const COLUMN_TITLES: Record<ColumnId, string> = {
   armed: 'ARMED',
   incidents: 'INC',
   age: 'AGE',
+  id: 'ID',
 };
+
+/** The session id prefix shown: 8 characters, as a UUID's first group. */
+export const ID_WIDTH = 8;
+
+/**
+ * A row's short id: what `loop-dash abort|disarm|arm` takes, and what tells apart two rows of one
+ * name (two roots in checkouts of one repo are both named by the cwd's basename); the abort
+ * dialog names the whole id. A lane with no session yet: `run:` and its run id's.
+ */
+export function shortId(v: Pick<SessionView, 'session' | 'placeholder' | 'runId'>): string {
+  return v.placeholder && v.runId ? placeholderKey(v.runId.slice(0, ID_WIDTH)) : v.session.slice(0, ID_WIDTH);
+}
 
 export interface Cell {
   text: string;
@@ -88,6 +101,7 @@ export function sessionCells(v: SessionView, now: number, homeLabel = ''): Recor
     armed: plain(v.held ? 'HELD' : v.armed === true ? 'armed' : v.armed === false ? 'disarmed' : '—'),
     incidents: plain(v.incidents ? String(v.incidents) : '·'),
     age: plain(ageText(v, now)),
+    id: plain(shortId(v)),
   };
 }
 

@@ -119,7 +119,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   const total = buckets.reduce((a, b) => a + b, 0);
   const perChar = Math.ceil(ACTIVITY_BUCKETS / sparkWidth) * 10;
   lines.push(heading(`Activity: model events per ${perChar} s, last 15 min (as seen by this dashboard)`));
-  lines.push(item(ctx.activity && total > 0 ? `${sparkline(squeeze(buckets, sparkWidth))}  ${total} events` : 'no model events seen yet'));
+  lines.push(item(ctx.activity && total > 0 ? `${sparkline(squeeze(buckets, sparkWidth))}  ${total} event${total === 1 ? '' : 's'}` : 'no model events seen yet'));
 
   // Last error.
   if (v.lastError) {
@@ -158,7 +158,7 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
 
   // State log.
   if (v.stateLog.length > 0) {
-    lines.push(heading(`State log (${v.stateLog.length} events; newest first)`));
+    lines.push(heading(`State log (${v.stateLog.length} event${v.stateLog.length === 1 ? '' : 's'}; newest first)`));
     for (const e of v.stateLog.slice(-RECENT).reverse()) {
       lines.push(item(`${at(e.at)}  ${e.ev}${e.by ? ` by ${e.by}` : ''}  ${rawFields(e.raw, ['v', 'seq', 'ts', 'ev', 'by'])}`));
     }

@@ -10,7 +10,10 @@ import { displayWidth } from './text.js';
  */
 let lastFooter: { readOnly: boolean; width: number; prefix: string | null; line: Line } | null = null;
 
-/** Hints in registry order, as many as fit; `? help` is always kept (it lists the rest). */
+/**
+ * Hints in registry order, as many as fit; `q quit` and `? help` are always kept (help lists the
+ * rest): at 60 columns the footer read `… s sort  ? help`, with no way out said.
+ */
 export function footerLine(opts: KeymapOptions, width: number, prefix: string | null = null): Line {
   const m = lastFooter;
   if (m && m.readOnly === opts.readOnly && m.width === width && m.prefix === prefix) return m.line;
@@ -21,21 +24,24 @@ export function footerLine(opts: KeymapOptions, width: number, prefix: string | 
 
 function buildFooterLine(opts: KeymapOptions, width: number, prefix: string | null): Line {
   const hints = footerHints(opts);
-  const help = hints.find((h) => h.action === 'help');
+  // Help last, as ever.
+  const kept = [...hints.filter((h) => h.action === 'quit'), ...hints.filter((h) => h.action === 'help')];
   const spans: Span[] = [];
   let used = 0;
   if (prefix) {
     spans.push(span(`${prefix}  `, { color: 'yellow' }));
     used += displayWidth(prefix) + 2;
   }
-  const reserve = help ? displayWidth(`${help.keys} ${help.word}`) : 0;
+  const hint = (h: (typeof hints)[number], last: boolean) => spans.push(span(h.keys, { bold: true }), span(` ${h.word}${last ? '' : '  '}`, { dim: true }));
+  // The kept hints' width, two spaces between them.
+  const reserve = kept.reduce((n, h, i) => n + displayWidth(`${h.keys} ${h.word}`) + (i > 0 ? 2 : 0), 0);
   for (const h of hints) {
-    if (h === help) continue;
+    if (kept.includes(h)) continue;
     const w = displayWidth(`${h.keys} ${h.word}`) + 2;
     if (used + w + reserve > width) break;
-    spans.push(span(h.keys, { bold: true }), span(` ${h.word}  `, { dim: true }));
+    hint(h, false);
     used += w;
   }
-  if (help) spans.push(span(help.keys, { bold: true }), span(` ${help.word}`, { dim: true }));
+  kept.forEach((h, i) => hint(h, i === kept.length - 1));
   return spans;
 }

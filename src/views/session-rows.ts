@@ -59,6 +59,8 @@ export interface TreeRow {
   collapsed: boolean;
   /** The home's short label, on root rows when several homes (or machines) are shown. */
   home?: string;
+  /** For a lane: its root's name (a lane named `<root>/<lane>` is shown by `<lane>` under it). */
+  rootName?: string;
 }
 
 /** Does the session match the filter text (name, session id, model, state, or a remote row's host; case-insensitive)? */
@@ -236,7 +238,7 @@ function rootRowsOf(root: SessionView, sort: SortMode, cmp: (a: SessionView, b: 
   const rows: TreeRow[] = [{ id: root.session, view: root, depth: 0, parent: null, last: false, laneCount: root.lanes.length, collapsed, ...(label !== undefined ? { home: label } : {}) }];
   if (collapsed) return rows;
   lanes.forEach((lane, i) => {
-    rows.push({ id: lane.session, view: lane, depth: 1, parent: root.session, last: i === lanes.length - 1, laneCount: 0, collapsed: false });
+    rows.push({ id: lane.session, view: lane, depth: 1, parent: root.session, last: i === lanes.length - 1, laneCount: 0, collapsed: false, rootName: root.name });
   });
   return rows;
 }

@@ -43,7 +43,7 @@ const GAP = 1;
 /** Abbreviate first (least loss of meaning first). */
 const COMPACT_ORDER: readonly ColumnId[] = ['model', 'resume', 'episode', 'first', 'armed', 'state'];
 /** Then drop, lowest priority first. Never dropped: name, state, inactivity, absolute, first, age. */
-export const DROP_ORDER: readonly ColumnId[] = ['model', 'incidents', 'armed', 'resume', 'episode', 'home'];
+export const DROP_ORDER: readonly ColumnId[] = ['id', 'model', 'incidents', 'armed', 'resume', 'episode', 'home'];
 /** Countdown columns keep a minimum width so they do not jitter as the seconds tick. */
 const MIN_WIDTH: Partial<Record<ColumnId, number>> = { inactivity: 7, absolute: 7, age: 4 };
 const MAX_WIDTH: Partial<Record<ColumnId, number>> = { name: 40, model: 28, home: 20 };
@@ -96,7 +96,7 @@ export function rowCells(row: TreeRow, now: number, noColor: boolean): RowCells 
     const text = sanitize(base.text) + mark(base.urgency);
     return { text, compact: compact ? compact(sanitize(base.text)) + mark(base.urgency) : text, urgency: base.urgency, tone: URGENCY_TONE[base.urgency] };
   };
-  const name = `${treePrefix(row)}${sanitize(c.name.text)}${collapsedSuffix(row)}`;
+  const name = `${treePrefix(row)}${sanitize(shownName(row))}${collapsedSuffix(row)}`;
   const home = sanitize(c.home.text);
   return {
     // A remote row's machine in cyan: it is read-only here.
@@ -121,7 +121,19 @@ export function rowCells(row: TreeRow, now: number, noColor: boolean): RowCells 
     },
     incidents: { ...cell('incidents'), tone: v.incidents > 0 ? 'red' : undefined },
     age: { ...cell('age'), tone: v.source.stale ? 'yellow' : undefined },
+    id: { ...cell('id'), dim: true },
   };
+}
+
+/**
+ * A row's name in the tree: a lane named `<root>/<lane>` (loop-pi names its lanes' sessions so) is
+ * `<lane>` under its root, which the tree already shows — on a narrow terminal two lanes read
+ * `api-refa…` alike, and a lane named by its dispatch alone (`L3`) sat beside `api-refactor/L1`.
+ */
+function shownName(row: TreeRow): string {
+  const name = row.view.name;
+  const root = row.rootName;
+  return root !== undefined && name.length > root.length + 1 && name.startsWith(root) && name[root.length] === '/' ? name.slice(root.length + 1) : name;
 }
 
 /**
@@ -157,6 +169,7 @@ interface CellsMemo {
   prefix: string;
   suffix: string;
   home: string | undefined;
+  rootName: string | undefined;
   cells: RowCells;
 }
 const cellsMemo = new WeakMap<SessionView, CellsMemo>();
@@ -169,7 +182,7 @@ export function rowCellsCached(row: TreeRow, now: number, noColor: boolean): Row
   const prefix = treePrefix(row);
   const suffix = collapsedSuffix(row);
   const m = cellsMemo.get(base);
-  if (m && m.countdowns === countdowns && m.age === age && m.noColor === noColor && m.prefix === prefix && m.suffix === suffix && m.home === row.home) return m.cells;
+  if (m && m.countdowns === countdowns && m.age === age && m.noColor === noColor && m.prefix === prefix && m.suffix === suffix && m.home === row.home && m.rootName === row.rootName) return m.cells;
   let cells = rowCells(row, now, noColor);
   // A row built again with nothing on screen changed (an append's new facts for a live root, whose
   // age is its checkpoint's) keeps the cells it was drawn with: its widths, the layout and its
@@ -183,7 +196,7 @@ export function rowCellsCached(row: TreeRow, now: number, noColor: boolean): Row
     if (lastCells.size >= LAST_CELLS_MAX) lastCells.clear();
     lastCells.set(row.id, cells);
   }
-  cellsMemo.set(base, { countdowns, age, noColor, prefix, suffix, home: row.home, cells });
+  cellsMemo.set(base, { countdowns, age, noColor, prefix, suffix, home: row.home, rootName: row.rootName, cells });
   return cells;
 }
 
