@@ -42,8 +42,8 @@ const GAP = 1;
 
 /** Abbreviate first (least loss of meaning first). */
 const COMPACT_ORDER: readonly ColumnId[] = ['model', 'resume', 'episode', 'first', 'armed', 'state'];
-/** Then drop, lowest priority first. Never dropped: name, state, inactivity, absolute, first, age. */
-export const DROP_ORDER: readonly ColumnId[] = ['id', 'model', 'incidents', 'armed', 'resume', 'episode', 'home'];
+/** Then drop, lowest priority first (the short id before any: computeLayout). Never dropped: name, state, inactivity, absolute, first, age. */
+export const DROP_ORDER: readonly ColumnId[] = ['model', 'incidents', 'armed', 'resume', 'episode', 'home'];
 /** Countdown columns keep a minimum width so they do not jitter as the seconds tick. */
 const MIN_WIDTH: Partial<Record<ColumnId, number>> = { inactivity: 7, absolute: 7, age: 4 };
 const MAX_WIDTH: Partial<Record<ColumnId, number>> = { name: 40, model: 28, home: 20 };
@@ -307,9 +307,24 @@ export function layoutColumns(rows: readonly RowCells[], width: number, widths: 
   return layout;
 }
 
+/**
+ * The short id only where it costs no other column anything: beside every other column in full.
+ * (Shown at the cost of abbreviations, the demo's table at 132 columns lost its EPISODE and
+ * RESUME words to it.)
+ */
 function computeLayout(rows: readonly RowCells[], width: number, wantWidth: typeof naturalWidth): TableLayout {
+  const rest = layoutWithout(rows, width, wantWidth, 'id');
+  const id = wantWidth(rows, 'id', false);
+  const used = rest.columns.reduce((n, c) => n + c.width, 0) + GAP * Math.max(0, rest.columns.length - 1);
+  if (rest.dropped.length === 0 && rest.columns.every((c) => !c.compact) && used + GAP + id <= width - GUTTER) {
+    return { columns: [...rest.columns, { id: 'id', width: id, compact: false }], dropped: [] };
+  }
+  return { columns: rest.columns, dropped: ['id', ...rest.dropped] };
+}
+
+function layoutWithout(rows: readonly RowCells[], width: number, wantWidth: typeof naturalWidth, left: ColumnId): TableLayout {
   // The home column only when some row has a home label (several homes or machines).
-  const shown = COLUMNS.filter((id) => id !== 'home' || rows.some((r) => r.home.text !== ''));
+  const shown = COLUMNS.filter((id) => id !== left && (id !== 'home' || rows.some((r) => r.home.text !== '')));
   let columns: LaidColumn[] = shown.map((id) => ({ id, width: wantWidth(rows, id, false), compact: false }));
   const dropped: ColumnId[] = [];
   const avail = width - GUTTER;
