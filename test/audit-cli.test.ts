@@ -154,6 +154,11 @@ test('bad input exits 2 with one line naming what to fix', async () => {
   const file = path.join(home, 'settings.json');
   const f = capture();
   assert.equal(await runAudit({ homes: [file], json: true, now: NOW, io: f.io }), 2);
+  // The directory above the home (a mistyped --home): not a pass, but a line naming the mistake.
+  const above = capture();
+  assert.equal(await runAudit({ homes: [path.dirname(home)], json: false, now: NOW, io: above.io }), 2);
+  assert.deepEqual(above.out, []);
+  assert.match(above.err.join(''), /does not look like a pi home \(no settings\.json, models\.json or sessions\/ in it\)/);
 });
 
 test('several homes: one JSON document per home under audits; exit 1 when any home has a row below bound', async () => {
@@ -184,9 +189,14 @@ test('the text report fits the terminal width and names the verdicts', async () 
   }
 });
 
-test('a home with no sessions audits cleanly: no rows, a note, exit 0', async () => {
+test('a home with no sessions audits cleanly: no rows, a note, exit 0; a directory with nothing of a pi home in it exits 2', async () => {
   const home = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-audit-empty-')), 'home');
   fs.mkdirSync(home);
+  const empty = capture();
+  assert.equal(await runAudit({ homes: [home], json: true, now: NOW, io: empty.io }), 2);
+  assert.match(empty.err.join(''), /does not look like a pi home/);
+  // A pi home as pi leaves it before its first session: its settings.
+  fs.writeFileSync(path.join(home, 'settings.json'), '{}');
   const c = capture();
   assert.equal(await runAudit({ homes: [home], json: true, now: NOW, io: c.io }), 0);
   const doc = JSON.parse(c.out.join(''));

@@ -655,4 +655,8 @@ test('calls counted: each call once, though a bare id\'s row pools its providers
   assert.equal(row(r, 'loopPi.requestCeiling.absoluteMs', 'gpt-x').rate.calls, 3, 'the bare id pools every provider');
   assert.equal(r.callsCounted, 3);
   assert.match(auditLines(r, 120).join('\n'), /Rates: 3 calls counted/);
+  // Shown later (the dashboard's `b`, measured every 10 minutes): its age is said; the CLI's not.
+  const measured = Date.parse(r.now);
+  assert.match(auditLines(r, 120, measured + 5 * 60_000 + 10_000)[0]!, /\(measured 5m ago\)$/);
+  assert.doesNotMatch(auditLines(r, 120)[0]!, /measured/);
 });

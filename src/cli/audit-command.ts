@@ -25,6 +25,7 @@ import { limitsFromSettings, type HomeLimits } from '../model/limits.js';
 import type { CheckpointRecord, LaneRunStatus, Warning } from '../model/types.js';
 import { readCheckpointFile } from '../readers/checkpoint-file.js';
 import { walkHome } from '../readers/home-walk.js';
+import { homePaths } from '../contract/paths.js';
 import { readLaneStatus } from '../readers/lane-status.js';
 import { DEFAULT_SAMPLE_BYTES, sampleRates, type SessionSampleFile } from '../readers/rate-sampler.js';
 import { readHomeSettings } from '../readers/settings-file.js';
@@ -324,6 +325,14 @@ export async function runAudit(opts: RunAuditOptions): Promise<number> {
   for (const home of opts.homes) {
     if (!(await isDirectory(home))) {
       io.err(`loop-dash audit: ${home} is not a directory; pass an existing pi home with --home DIR\n`);
+      return 2;
+    }
+    // A gate that passes on a mistyped path (the directory above the home, say) gates nothing: a
+    // directory with none of a pi home's settings, models or sessions is said to be none.
+    const p = homePaths(home);
+    const found = await Promise.all([p.settings, p.models, p.sessions].map((f) => fsp.stat(f).then(() => true, () => false)));
+    if (!found.some(Boolean)) {
+      io.err(`loop-dash audit: ${home} does not look like a pi home (no settings.json, models.json or sessions/ in it); pass your pi agent directory with --home DIR\n`);
       return 2;
     }
   }

@@ -4,6 +4,7 @@
  */
 import { describeExclusions, formatAuditDuration, LIMIT_NAMES, type AuditResult, type AuditRow } from '../model/audit.js';
 import { displayWidth, fit, sanitize, wrapWords } from './text.js';
+import { formatAge } from './cells.js';
 
 /** Names of the fixed limits in prose; lane limits keep their own. */
 const LONG: Record<string, string> = {
@@ -115,12 +116,18 @@ function para(text: string, width: number, indent = '', hang = '  '): string[] {
   return lines.map((l, i) => (i === 0 ? indent : indent + hang) + l);
 }
 
-/** The full report of one home, every line at most `width` cells. */
-export function auditLines(result: AuditResult, width: number): string[] {
+/**
+ * The full report of one home, every line at most `width` cells. `shownAt`: the instant it is shown
+ * at, when that is later than it was measured (the dashboard's `b`, measured every 10 minutes): its
+ * age is said, as every figure's on screen is.
+ */
+export function auditLines(result: AuditResult, width: number, shownAt?: number): string[] {
   const w = Math.max(40, Math.floor(width));
   const out: string[] = [];
   const push = (...lines: string[]) => out.push(...lines);
-  push(...para(`loop-dash audit — ${result.home} — ${result.now}`, w));
+  const measured = Date.parse(result.now);
+  const age = shownAt !== undefined && Number.isFinite(measured) ? ` (measured ${formatAge(Math.max(0, shownAt - measured))} ago)` : '';
+  push(...para(`loop-dash audit — ${result.home} — ${result.now}${age}`, w));
 
   const calls = result.callsCounted;
   const ex = result.excluded.total ? `; ${result.excluded.total} left out: ${describeExclusions(result.excluded.reasons)}` : '';

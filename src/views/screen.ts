@@ -91,8 +91,8 @@ export function buildScreen(input: ScreenInput): Screen {
   else if (view.mode === 'incidents') body = incidentsBody(input, bodyHeight, sizes);
   else if (view.mode === 'audit') {
     const text = input.audits
-      ? input.audits.flatMap((a) => auditLines(a, width))
-      : ['Bounds audit', 'measuring generation rates from the session files…'];
+      ? input.audits.flatMap((a) => auditLines(a, width, input.snapshot.now))
+      : ['Bounds audit', 'measuring generation rates from the session files… (first 15 s after the home is read; again every 10 min)'];
     const lines = [...text.map((t, i) => plainLine(t, i === 0 ? { bold: true } : {})), plainLine('Esc goes back.', { dim: true })];
     sizes.detailLines = lines.length;
     sizes.detailRows = bodyHeight;
