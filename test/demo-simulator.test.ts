@@ -282,7 +282,7 @@ test("the demo's live sessions answer owner actions as the extension would; a lo
     const abort = await requestAction(home, { session: long.session, action: 'abort', reason: 'demo test', target: { turn: seen.turn, startedAt: seen.startedAt } }, { now: Date.now });
     const aborted = await followAction(abort, { timeoutMs: 5_000 });
     assert.equal(aborted.status, 'applied', aborted.message);
-    assert.match(aborted.message, new RegExp(`aborted turn ${seen.turn} after \\d+ s; the session is held until armed`));
+    assert.match(aborted.message, new RegExp(`aborted turn ${seen.turn} after (\\d+:)?\\d+:\\d\\d; the session is held until armed`));
     const cp = await waitFor('the held checkpoint', () => {
       const c = readCheckpoint(long.checkpoint!);
       return c?.ownerAbort?.requestId === abort.id ? c : null;

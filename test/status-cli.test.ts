@@ -129,6 +129,13 @@ test('status exits 2 with one clear line on a bad --now; the plain table names e
   assert.equal(table.status, 0);
   for (const s of m.sessions) assert.ok(table.stdout.includes(s.name.slice(0, 20)), `table shows ${s.name}`);
   assert.doesNotMatch(table.stdout, /\u001b\[/, 'no escape sequences in the plain table');
+  assert.equal(table.stderr, '', 'at the data\'s own instant, no note');
+  // Ten minutes before the data: the clocks read as if the later writes had not happened, and a
+  // note on stderr says so (the JSON on stdout stays whole).
+  const early = spawnSync(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW - 10 * 60_000).toISOString(), '--home', m.home], { encoding: 'utf8' });
+  assert.equal(early.status, 0);
+  assert.ok(JSON.parse(early.stdout).roots.length > 0);
+  assert.match(early.stderr, /^loop-dash: note: --now \S+ is \d+:\d\d before the newest data read \(\S+\): clocks there read as if it had not been written yet\n$/);
 });
 
 test('a checkpoint whose pid is alive but whose start identity differs is lost (pid reused)', async () => {

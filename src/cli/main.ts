@@ -14,6 +14,7 @@ import { checkpointsBeforeFirstFrame, runDashboard } from '../app/run-dashboard.
 import { installExtension } from './install-extension.js';
 import { writeJson } from './json-out.js';
 import { statusJson } from '../model/status-json.js';
+import { formatRemaining } from '../model/clocks.js';
 import { processStartIdentity } from '../readers/process-probe.js';
 import { loadSnapshot } from './load-snapshot.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -276,9 +277,28 @@ async function printStatus(homes: string[], opts: { json: boolean; now?: number;
   // Without --now, the clock is read once the homes are (loadSnapshot).
   const local = await readHomes(homes, opts.now ?? io.now);
   const snap = mergeRemote(local, feeds, local.now);
+  if (opts.now !== undefined) warnNowBeforeData(snap, io);
   if (opts.json) printJson(statusJson(snap, homes), io);
   else io.out(renderStatusTable(snap));
   return 0;
+}
+
+/**
+ * `--now` before what the home holds: every clock is evaluated as if the later writes had not
+ * happened (more time left than a limit allows, negative ages), said once on stderr so a script's
+ * JSON stays whole. A user review read `INACT 57:16` of a 15:00 limit with no word why.
+ */
+function warnNowBeforeData(snap: Snapshot, io: Io): void {
+  let newest = -Infinity;
+  for (const r of snap.roots) {
+    for (const v of [r, ...r.lanes]) {
+      if (v.remote) continue;
+      newest = Math.max(newest, v.source.checkpointUpdatedAt ?? -Infinity, v.lastActivityAt ?? -Infinity);
+    }
+  }
+  if (newest > snap.now + 1_000) {
+    io.err(`loop-dash: note: --now ${new Date(snap.now).toISOString()} is ${formatRemaining(newest - snap.now)} before the newest data read (${new Date(newest).toISOString()}): clocks there read as if it had not been written yet\n`);
+  }
 }
 
 /** A JSON document and a newline on stdout, in chunks: a big home's `status --json` is tens of MB (json-out.ts). */

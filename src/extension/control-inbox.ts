@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CONTROL_MAX_BYTES, controlAckSchema, journalEntrySchema, type AckStatus, type ControlAck, type ControlRequest } from '../contract/control.js';
+import { formatRemaining } from '../model/clocks.js';
 import { appendLineSync, ensureDir, writeFileAtomicSync } from './atomic-file.js';
 import { checkRequestFile, requestIdFromName, type RequestFileStat } from './control-check.js';
 import type { ExtensionLog } from './extension-log.js';
@@ -26,7 +27,8 @@ export function abortApplied(cut: AbortCut, at: number): ActionOutcome {
   const held = 'the session is held until armed';
   switch (cut.kind) {
     case 'request':
-      return { status: 'applied', detail: `aborted turn ${cut.turn} after ${Math.round((at - cut.startedAt) / 1000)} s; ${held}` };
+      // In m:ss as every duration on screen (it read `after 4196 s`).
+      return { status: 'applied', detail: `aborted turn ${cut.turn} after ${formatRemaining(at - cut.startedAt)}; ${held}` };
     case 'tools':
       return { status: 'applied', detail: `stopped the tools of turn ${cut.turn}; no request follows them; ${held}` };
     case 'retry':
