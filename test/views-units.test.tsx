@@ -10,7 +10,7 @@ import { warningLines } from '../src/views/incident-lines.js';
 import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '../src/views/keymap.js';
 import { clipLine, lineText, windowLines } from '../src/views/line.js';
 import { footerLine } from '../src/views/footer-lines.js';
-import { NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
+import { confirmText, NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
 import { treeRows, type TreeRow } from '../src/views/session-rows.js';
 import { COLUMN_HOLD_MS, ColumnWidths, layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached, type RowCells } from '../src/views/table-layout.js';
 import { ageText, countdownKey, sessionCells } from '../src/views/cells.js';
@@ -631,4 +631,16 @@ test('a retry of a provider loop-pi\'s recovery does not cover: EPISODE reads no
   assert.match(sessionCells(remoteRow(row(true)), NOW).episode.text, /^17:00 3\/5 left$/);
   const waiting = buildSnapshot(fixtureState([cpEvent(checkpoint(ID.web, { state: 'requesting', episode: null, limits: { inactivityMs: 15 * MIN, absoluteMs: 75 * MIN, episodeMs: 20 * MIN, episodeMaxAttempts: 5, episodeApplies: false } }))]), NOW, { host: HOST }).roots.find((r) => r.session === ID.web)!;
   assert.equal(sessionCells(remoteRow(waiting), NOW).episode.text, '—', 'no retry pending: no episode to speak of');
+});
+
+test('the dialogs on a root already held say so: abort and disarm change nothing but the owner\'s record', () => {
+  const held = checkpoint(ID.web, { state: 'idle', held: { since: NOW - 60_000, by: 'owner', heldTurnStarts: 0 } } as Partial<Checkpoint>);
+  const snap = buildSnapshot(fixtureState([cpEvent(held)]), NOW, { host: HOST });
+  const web = snap.roots.find((r) => r.session === ID.web)!;
+  assert.equal(web.held, true);
+  assert.match(confirmText('abort', web, NOW).effect, /already held: this cuts nothing and changes nothing but the owner's record/);
+  assert.match(confirmText('disarm', web, NOW).effect, /already held: disarming it again changes nothing/);
+  // Not held: the usual words.
+  const free = snap.roots.find((r) => r.session === ID.api)!;
+  assert.match(confirmText('disarm', free, NOW).effect, /^This will hold the root/);
 });

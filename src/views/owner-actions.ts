@@ -153,13 +153,17 @@ export function confirmText(
               ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(ago(req))} ago) and hold ${who}; nothing restarts it until you arm it.`
               : scope === 'retry'
                 ? `No request is in flight: this cancels pi's pending retry and holds ${who}; nothing restarts it until you arm it.`
-                : `No request is in flight: this cuts nothing and will only hold ${who} (a retry pi may still have pending is cancelled); nothing restarts it until you arm it.`,
+                : v.held
+                  ? `No request is in flight and ${who} is already held: this cuts nothing and changes nothing but the owner's record (a retry pi may still have pending is cancelled); it stays held until you arm it.`
+                  : `No request is in flight: this cuts nothing and will only hold ${who} (a retry pi may still have pending is cancelled); nothing restarts it until you arm it.`,
       };
     case 'disarm':
       return {
         title: `Disarm ${v.name}?`,
         facts,
-        effect: `This will hold ${who}: no automatic nudge, wake or resume starts a turn until you arm it. A request already running is not cut.`,
+        effect: v.held
+          ? `${v.name} is already held: disarming it again changes nothing but the owner's record; no automatic nudge, wake or resume starts a turn until you arm it.`
+          : `This will hold ${who}: no automatic nudge, wake or resume starts a turn until you arm it. A request already running is not cut.`,
       };
     case 'arm':
       return {
