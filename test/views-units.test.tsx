@@ -304,7 +304,13 @@ test('timeline axis: marks placed in time order, ─ before the first limit and 
   assert.equal(axis, 'S───────N─I═════════A');
   // Two marks on one cell: the lower rank moves aside rather than vanish.
   const crowded = drawAxis([{ at: 0, ch: 'S', rank: 1 }, { at: 0, ch: 'N', rank: 2 }, { at: 10, ch: 'A', rank: 3 }], 0, 10, 5, null);
-  assert.equal(crowded, 'NS──A');
+  assert.equal(crowded, 'NS──A', 'at one instant: aside to the right');
+  // A request started a moment before now, on now's cell: the start goes to the left of now, on
+  // the side of its instant (it read `NS`, now before the start).
+  const started = drawAxis([{ at: 100, ch: 'S', rank: 5 }, { at: 101, ch: 'N', rank: 10 }, { at: 1000, ch: 'I', rank: 9 }], 0, 1000, 5, null);
+  assert.equal(started, 'SN──I');
+  const after = drawAxis([{ at: 101, ch: 'e', rank: 4 }, { at: 100, ch: 'N', rank: 10 }, { at: 1000, ch: 'I', rank: 9 }], 0, 1000, 5, null);
+  assert.equal(after, 'Ne──I', 'a mark after now: to its right');
 });
 
 test('owner action outcome: ack, journal, or no answer after 10 s', () => {

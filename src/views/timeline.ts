@@ -27,14 +27,25 @@ export function drawAxis(marks: readonly TimelineMark[], from: number, to: numbe
   const span_ = Math.max(1, to - from);
   const pos = (t: number) => Math.max(0, Math.min(width - 1, Math.round(((t - from) / span_) * (width - 1))));
   const cells: string[] = Array.from({ length: width }, (_, i) => (cut !== null && from + (i / Math.max(1, width - 1)) * span_ > cut ? '═' : '─'));
-  const taken = new Array<boolean>(width).fill(false);
+  // The instant of the mark holding each cell.
+  const taken = new Array<number | undefined>(width).fill(undefined);
   for (const m of [...marks].sort((a, b) => b.rank - a.rank)) {
     const p = pos(m.at);
-    // Nudge a contested mark one cell aside rather than hide it.
-    const slot = [p, p + 1, p - 1].find((q) => q >= 0 && q < width && !taken[q]);
+    // Nudge a contested mark one cell aside rather than hide it — to the side its instant lies on
+    // (a request started a moment ago read `NS`, now before the start).
+    const before = taken[p] !== undefined && m.at < taken[p]!;
+    if (before && (p === 0 || taken[p - 1] !== undefined) && p + 1 < width && taken[p + 1] === undefined) {
+      // No room on the left: the mark holding the cell steps right instead.
+      cells[p + 1] = cells[p]!;
+      taken[p + 1] = taken[p];
+      cells[p] = m.ch;
+      taken[p] = m.at;
+      continue;
+    }
+    const slot = (before ? [p, p - 1, p + 1] : [p, p + 1, p - 1]).find((q) => q >= 0 && q < width && taken[q] === undefined);
     if (slot === undefined) continue;
     cells[slot] = m.ch;
-    taken[slot] = true;
+    taken[slot] = m.at;
   }
   return cells.join('');
 }
