@@ -341,6 +341,25 @@ test('/ filters rows by text and Esc clears it', async () => {
   await until((f) => f.includes('api-root') && !f.includes('filter:'));
 });
 
+test('a filter that hides the cursor\'s row puts the cursor on the first match; one that keeps it keeps it', async () => {
+  const { r, until, cursorLine } = setup();
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('G');
+  await until(() => cursorLine().includes('ops-root'));
+  r.stdin.write('/');
+  for (const ch of 'lane') r.stdin.write(ch);
+  // api-root shows for its matching lanes; the cursor went to the last match (lane-b) before.
+  await until((f) => f.includes('filter: lane') && !f.includes('ops-root'));
+  assert.match(cursorLine(), /api-root/);
+  r.stdin.write('\r');
+  r.stdin.write('j');
+  await until(() => cursorLine().includes('lane-a'));
+  r.stdin.write('/');
+  r.stdin.write('-');
+  await until((f) => f.includes('filter: lane-'));
+  assert.match(cursorLine(), /lane-a/);
+});
+
 test('s cycles the sort mode', async () => {
   const { r, until, frame } = setup();
   await until((f) => f.includes('ops-root'));

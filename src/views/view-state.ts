@@ -189,7 +189,9 @@ function onKey(state: ViewState, press: KeyPress, ctx: KeyContext): ViewState {
     const edited = editText(state.filter, press);
     if (edited === 'cancel') return moveCursor({ ...state, filter: '', filterEditing: false }, ctx, 0);
     if (edited === 'submit') return { ...state, filterEditing: false };
-    if (edited !== null) return moveCursor({ ...state, filter: edited, tableTop: 0 }, ctx, 0);
+    // A filter that hides the cursor's row puts it on the first match (it went to the last one:
+    // the row's old place, clamped); one that keeps the row keeps the cursor on it.
+    if (edited !== null) return moveCursor({ ...state, filter: edited, tableTop: 0, cursorIndex: 0 }, ctx, 0);
   }
   if (state.mode === 'incidents' && state.incidents.filterEditing) {
     const inc = state.incidents;
