@@ -331,7 +331,10 @@ test('detail lines: owner actions from the journal, receipts staleness, lane sta
       type: 'journal',
       home: HOME,
       reset: true,
-      entries: [{ v: 1, at: NOW - 15_000, kind: 'requested', id: 'j1', session: ID.ops, action: 'disarm', by: 'owner' }],
+      entries: [
+        { v: 1, at: NOW - 15_000, kind: 'requested', id: 'j1', session: ID.ops, action: 'disarm', by: 'owner' },
+        { v: 1, at: NOW - 5_000, kind: 'requested', id: 'j2', session: ID.ops, action: 'arm', by: 'owner' },
+      ],
     },
   ]);
   const snap = buildSnapshot(state, NOW, { host: HOST });
@@ -340,7 +343,9 @@ test('detail lines: owner actions from the journal, receipts staleness, lane sta
     .map(lineText)
     .join('\n');
   assert.ok(text.includes(`disarm by owner → ${NO_CONSUMER_TEXT}`), text);
-  assert.ok(text.includes('Owner actions'));
+  assert.ok(text.includes('Owner actions (newest first)'));
+  // Newest first, as the state log and the incidents.
+  assert.ok(text.indexOf('arm by owner → pending') < text.indexOf('disarm by owner'), text);
 });
 
 test('view reducer: keys in one batch each see the previous result; y queues one action', () => {

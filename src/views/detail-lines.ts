@@ -178,12 +178,10 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   const known = new Set(journalled.map((a) => a.id));
   const local = ctx.local.filter((a) => a.session === v.session && (a.requestId === null || !known.has(a.requestId)));
   if (journalled.length > 0 || local.length > 0) {
-    lines.push(heading('Owner actions'));
-    for (const a of journalled.slice(-RECENT)) {
-      const o = outcomeOf({ id: a.id, home: v.home, requestedAt: a.requestedAt }, ctx.acks, ctx.journal, now);
-      lines.push(item(`${at(a.requestedAt)}  ${a.action}${a.by ? ` by ${a.by}` : ''} → ${describeOutcome(o)}`));
-    }
-    for (const a of local) {
+    // Newest first, as the state log and the incidents above (the requests made here and not yet
+    // journalled are the newest).
+    lines.push(heading('Owner actions (newest first)'));
+    for (const a of [...local].reverse()) {
       const o =
         a.status === 'failed'
           ? describeOutcome({ status: 'failed', detail: a.error, settledAt: null })
@@ -191,6 +189,10 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
             ? describeOutcome({ status: 'sending', detail: null, settledAt: null })
             : describeOutcome(outcomeOf({ id: a.requestId!, home: v.home, requestedAt: a.requestedAt }, ctx.acks, ctx.journal, now));
       lines.push(item(`${at(a.requestedAt)}  ${a.action} → ${o}`));
+    }
+    for (const a of journalled.slice(-RECENT).reverse()) {
+      const o = outcomeOf({ id: a.id, home: v.home, requestedAt: a.requestedAt }, ctx.acks, ctx.journal, now);
+      lines.push(item(`${at(a.requestedAt)}  ${a.action}${a.by ? ` by ${a.by}` : ''} → ${describeOutcome(o)}`));
     }
   }
   return lines;
