@@ -195,6 +195,23 @@ test('y sends the request, then the flash follows the ack', async () => {
   await until((f) => f.includes('abort api-root: applied: request cut'));
 });
 
+test('a refusal\'s reason is wrapped, not cut at the edge', async () => {
+  const port = recordingPort({ id: 'req-43' });
+  const { r, until, store, frame } = setup({ port });
+  await until((f) => f.includes('ops-root'));
+  r.stdin.write('x');
+  await until((f) => f.includes('Owner-abort api-root?'));
+  r.stdin.write('y');
+  await until((f) => f.includes('abort api-root: pending'));
+  const detail = 'the targeted request (turn 7, started 2026-01-15T09:47:57.000Z) is not the one in flight (turn 8, started 2026-01-15T09:59:58.000Z); nothing was cut';
+  store.push([{ type: 'ack', home: HOME, session: ID.api, ack: { v: 1, id: 'req-43', status: 'stale-target', at: NOW, detail } }]);
+  await until((f) => f.includes('abort api-root: rejected'));
+  // The whole reason, on the lines the 100-column frame wraps it to.
+  const shown = frame().split('\n').map((l) => l.trim()).join(' ');
+  assert.ok(shown.includes('nothing was cut'), frame());
+  assert.ok(shown.includes('(turn 8, started 2026-01-15T09:59:58.000Z)'), frame());
+});
+
 test('the abort targets the request in flight when x was pressed: a new request meanwhile is flagged, and y still sends the old target', async () => {
   const port = recordingPort({ id: 'req-7' });
   const { r, until, store, frame } = setup({ port });

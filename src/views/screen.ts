@@ -265,7 +265,28 @@ function flashLines(input: ScreenInput): Line[] {
           ? { status: 'failed', detail: p.error, settledAt: p.failedAt }
           : outcomeOf({ id: p.requestId!, home: p.home, requestedAt: p.requestedAt }, input.model.acks, input.model.journal.get(p.home), now);
     if (o.settledAt !== null && now - o.settledAt >= FLASH_MS) continue;
-    return [[span(`${p.action} ${p.name}: `, { bold: true }), span(describeOutcome(o), { color: OUTCOME_TONE[o.status] })]];
+    return flashText(`${p.action} ${p.name}: `, describeOutcome(o), OUTCOME_TONE[o.status], input.width);
   }
   return [];
+}
+
+/** At most this many lines of a flash message: a refusal's reason runs long. */
+const FLASH_MAX_LINES = 3;
+
+/**
+ * The flash message wrapped to the width, its action and row in bold: a refusal's reason was cut at
+ * the edge (`… (turn 38, started …) is not the on…`), the one part that says why.
+ */
+function flashText(prefix: string, message: string, color: Tone | undefined, width: number): Line[] {
+  const wrapped = wrapWords(prefix + message, Math.max(20, width));
+  const lines = wrapped.slice(0, FLASH_MAX_LINES);
+  if (wrapped.length > FLASH_MAX_LINES) lines[FLASH_MAX_LINES - 1] = `${lines[FLASH_MAX_LINES - 1]!.slice(0, Math.max(0, width - 1))}…`;
+  return lines.map((text, i): Line => {
+    // The prefix never wraps (an action and a row name): it opens the first line.
+    if (i === 0 && text.startsWith(prefix.trimEnd())) {
+      const head = prefix.trimEnd();
+      return [span(head, { bold: true }), span(text.slice(head.length), { color })];
+    }
+    return [span(text, { color })];
+  });
 }
