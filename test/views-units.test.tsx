@@ -431,6 +431,11 @@ test('a layout and a footer are reused only for the same inputs, and equal a fre
   // However narrow, the way out and the help are said (at 60 it read `… s sort  ? help`).
   for (const w of [30, 40, 60]) assert.match(lineText(footerLine({ readOnly: false }, w)), /q quit {2}\? help$/, `at ${w}`);
   assert.match(lineText(footerLine({ readOnly: false }, 60)), /^↑↓ move/);
+  // A view over the table says its own keys, not the table's (x did nothing in the incidents view).
+  assert.equal(lineText(footerLine({ readOnly: false }, 120, null, 'incidents')), '↑↓ move  ⏎ open  / filter  Esc back  q quit  ? help');
+  assert.equal(lineText(footerLine({ readOnly: false }, 120, null, 'audit')), '↑↓ scroll  Esc back  q quit  ? help');
+  assert.equal(lineText(footerLine({ readOnly: false }, 120, null, 'help')), '↑↓ scroll  Esc close  q quit');
+  assert.match(lineText(footerLine({ readOnly: false }, 120)), /x abort/, 'and the table its own again');
   assert.deepEqual(footerLine({ readOnly: false }, 120), footer, 'back to the first inputs: the same hints');
 });
 

@@ -71,7 +71,7 @@ export function buildScreen(input: ScreenInput): Screen {
   const fullDialog = confirmDialogLines(input);
   const flash = fullDialog.length ? [] : flashLines(input);
   const refusing = !!view.confirm && refusalReason(view.confirm.captured) !== null;
-  const footer = fullDialog.length ? [plainLine(refusing ? 'any key closes' : 'y confirm · any other key cancels', { bold: true })] : [footerLine({ readOnly }, width)];
+  const footer = fullDialog.length ? [plainLine(refusing ? 'any key closes' : 'y confirm · any other key cancels', { bold: true })] : [footerLine({ readOnly }, width, null, view.help ? 'help' : view.mode)];
   const fixed = flash.length + footer.length;
 
   // On a small terminal the dialog keeps its top (what and which session); then the header
