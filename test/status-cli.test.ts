@@ -164,6 +164,10 @@ test('incidents piped into head: shows the relative age and exits quietly when t
   let minutes = 0;
   for (const [, n, u] of m2[2]!.matchAll(/(\d+) (day|hour|minute)/g)) minutes += Number(n) * unit[u!]!;
   assert.equal(minutes, Math.floor((NOW - Date.parse(m2[1]!)) / 60_000), r.stdout);
+  // Its session by name and the id's first 8, as `status` shows it (it was the bare id).
+  const label = /ago\) {2}\S+ {2}(\S+) ([0-9a-f]{8}) {2}/.exec(r.stdout);
+  assert.ok(label, r.stdout);
+  assert.ok(m.sessions.some((s) => s.name === label[1] && s.session.startsWith(label[2]!) && m.incidents.some((i) => i.session === s.session)), r.stdout);
   assert.equal(r.stderr, '', 'no EPIPE stack trace');
 });
 
@@ -269,6 +273,8 @@ test('a home that is a file, or a one-shot command (install-extension too) on a 
       // The dashboard waits for a home that does not exist yet (RELIABILITY B12), but not for a file.
       [['--home', file], /is not a directory/],
       [['frobnicate'], /^loop-dash: unknown command "frobnicate" \(one of status, incidents, .*; see loop-dash --help\)/],
+      // Commander's own errors too (they read `error: unknown option …`).
+      [['status', '--bogus'], /^loop-dash: unknown option '--bogus'/],
     ];
     for (const [args, message] of cases) {
       const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, CI: 'true' } });

@@ -57,7 +57,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .description('Live dashboard for loop-pi roots and lanes: request clocks, retry budgets, resumes, incidents, owner actions.')
     .version(version())
     .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    // Commander's own errors (`error: unknown option '--bogus'`) named as every other line of ours.
+    .configureOutput({ writeOut: io.out, writeErr: io.err, outputError: (text, write) => write(text.replace(/^error: /, 'loop-dash: ')) })
     // `loop-dash help [command]` as well as --help (commander adds it only to a program without an action).
     .helpCommand('help [command]', 'show help for a command')
     .option('--home <dir>', 'pi home to read (repeatable); default: $PI_CODING_AGENT_DIR, ~/.loop-pi, ~/.pi/agent', collect)
@@ -124,10 +125,13 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         const doc = statusJson({ ...snap, incidents: list, roots: [] }, homes);
         printJson({ v: 1, now: doc.now, incidents: doc.incidents, warnings: doc.warnings }, io);
       } else {
+        // A session by its name and its id's first 8 (as `status` shows it), not its id alone.
+        const names = new Map<string, string>();
+        for (const r of snap.roots) for (const v of [r, ...r.lanes]) names.set(v.session, v.name);
         for (const i of list) {
           // UTC instant (what the files say) and how long ago, so the age is known at a glance.
           const when = i.at !== null ? `${new Date(i.at).toISOString()} (${howLongAgo(i.at, now)})` : '(no time)';
-          io.out(`${when}  ${i.cls}${i.known ? '' : ' (unknown class)'}  ${i.session ?? '-'}  ${i.summary}\n`);
+          io.out(`${when}  ${i.cls}${i.known ? '' : ' (unknown class)'}  ${i.session ? sessionLabel(i.session, names) : '-'}  ${i.summary}\n`);
         }
         if (list.length === 0) io.out('(no incidents)\n');
         // Incident files that could not be read are no rows: said on stderr, so none is missed.
@@ -263,6 +267,12 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
 /** The one-shot read of `status`, `incidents` and the owner-action commands: with the dashboard's session cache. */
 function readHomes(homes: string[], now: number | (() => number)): Promise<Snapshot> {
   return loadSnapshot(homes, now, { cacheDir: defaultCacheDir() });
+}
+
+/** `scheduled-run 119e071b`: a session's name and its id's first 8; the whole id when no row names it. */
+function sessionLabel(session: string, names: ReadonlyMap<string, string>): string {
+  const name = names.get(session);
+  return name ? `${name} ${session.slice(0, 8)}` : session;
 }
 
 /** `2 hours 45 minutes ago` (`in …` for an instant after `now`): to the minute, beside the exact UTC instant. */
