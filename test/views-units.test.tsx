@@ -660,3 +660,11 @@ test('the dialogs on a root already held say so: abort and disarm change nothing
   const free = snap.roots.find((r) => r.session === ID.api)!;
   assert.match(confirmText('disarm', free, NOW).effect, /^This will hold the root/);
 });
+
+test('an incident that names no session is listed, and counted in no row', () => {
+  const rec = (file: string, session: string | null) => ({ file, home: HOME, cls: 'loop-x', known: false, session, at: NOW, limit: null, attempt: null, exhausted: false, movedAside: false, summary: '', raw: {} });
+  const snap = buildSnapshot(fixtureState([{ type: 'incident', record: rec(`${HOME}/incidents/none.json`, null) }, { type: 'incident', record: rec(`${HOME}/incidents/web.json`, ID.web) }]), NOW, { host: HOST });
+  assert.deepEqual(snap.incidents.map((i) => i.file).sort(), [`${HOME}/incidents/none.json`, `${HOME}/incidents/web.json`]);
+  assert.equal(snap.roots.find((r) => r.session === ID.web)!.incidents, 1);
+  assert.equal(snap.roots.reduce((n, r) => n + r.incidents + r.lanes.reduce((k, l) => k + l.incidents, 0), 0), 1);
+});

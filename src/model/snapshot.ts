@@ -1724,10 +1724,10 @@ function incidentIndex(incidents: ReadonlyMap<string, IncidentRecord>): { bySess
     const bySession = new Map<string, number>();
     const sorted: IncidentRecord[] = [];
     incidents.forEach((inc) => {
+      sorted.push(inc);
       if (!inc.session) return;
       const key = incidentKey(inc.home, inc.session);
       bySession.set(key, (bySession.get(key) ?? 0) + 1);
-      sorted.push(inc);
     });
     sorted.sort((a, b) => (b.at ?? 0) - (a.at ?? 0) || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
     index = { bySession, sorted };
