@@ -158,7 +158,7 @@ test('bad input exits 2 with one line naming what to fix', async () => {
   const above = capture();
   assert.equal(await runAudit({ homes: [path.dirname(home)], json: false, now: NOW, io: above.io }), 2);
   assert.deepEqual(above.out, []);
-  assert.match(above.err.join(''), /does not look like a pi home \(no settings\.json, models\.json or sessions\/ in it\)/);
+  assert.match(above.err.join(''), /does not look like a pi home \(no settings\.json, models\.json, sessions\/, extensions\/ or loop-dash\/ in it\)/);
 });
 
 test('several homes: one JSON document per home under audits; exit 1 when any home has a row below bound', async () => {

@@ -13,6 +13,7 @@ import { loadSnapshot } from '../src/cli/load-snapshot.js';
 import { renderStatusTable } from '../src/cli/status-table.js';
 import { homeKey, homeLabels } from '../src/views/home-groups.js';
 import { lineText } from '../src/views/line.js';
+import { detailLines } from '../src/views/detail-lines.js';
 import { buildScreen } from '../src/views/screen.js';
 import { treeRowList, treeRows } from '../src/views/session-rows.js';
 import { initialViewState } from '../src/views/view-state.js';
@@ -118,6 +119,9 @@ test('one session in two homes (a copy of a home given beside it): one row whose
   assert.equal(row.source.sessionFile, root.file);
   assert.equal(row.source.checkpointFile, root.checkpoint);
   assert.equal(row.incidents, counts.get(root.session), "the shown home's incidents, not both homes'");
+  // The detail pane lists the same ones (it listed both homes' files).
+  const pane = detailLines(row, { now: NOW, width: 120, noColor: true, incidents: fromA.incidents, journal: undefined, acks: new Map(), activity: undefined, local: [] }).map(lineText).join('\n');
+  assert.match(pane, new RegExp(`Incidents \\(${counts.get(root.session)}\\)`), pane);
   const copies = (s: Awaited<ReturnType<typeof snap>>) => s.warnings.filter((w) => w.message.includes(`session ${root.session} is also in`));
   assert.deepEqual(copies(fromA).map((w) => w.file).sort(), [inB(root.file!), inB(root.checkpoint!)].sort(), 'a warning for each copy not shown');
   assert.ok(copies(fromA).every((w) => w.message.includes(`(home ${a.home})`)), JSON.stringify(copies(fromA)));

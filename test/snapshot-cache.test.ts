@@ -519,7 +519,8 @@ test('the default order: the request nearest to being cut first, then rows waiti
       const at = limitAt(v);
       const r = v.checkpoint?.request;
       const streams = at !== null && v.clocks.firstToFire === 'inactivity' && typeof r?.lastModelEventAt === 'number' && v.checkpoint!.updatedAt - r.lastModelEventAt <= 2_000;
-      return streams ? Math.ceil(at / 60_000) * 60_000 : at;
+      // …but never past its next limit.
+      return streams ? Math.min(Math.ceil(at / 60_000) * 60_000, ...[v.clocks.absolute?.at, v.clocks.episode?.at].filter((x): x is number => typeof x === 'number')) : at;
     };
     const treePlace = (v: (typeof roots)[number]): number | null => {
       const all = [v, ...v.lanes].map(placeOf).filter((x): x is number => x !== null);
@@ -583,6 +584,21 @@ test('the default order holds still: requests streaming side by side keep their 
   ]);
   const shown = buildSnapshot(tree, NOW, { host: HOST }).roots;
   assert.deepEqual(shown.map((r) => [r.name, ...r.lanes.map((l) => l.name)].join('>')), ['papa>worker', 's-d']);
+
+  // A streaming request (its inactivity deadline 14:10 away, placed by the minute: 15:00) whose
+  // absolute limit comes at 14:25 goes before a stalled one due at 14:45: placed by its minute, but
+  // never past its next limit.
+  const soon = 'abababab-0000-4000-8000-000000000000';
+  const last = NOW - 50_000;
+  const near = reduceEvents(initialModelState(), [
+    factsEvent(facts(soon, 'z-streaming')),
+    cpEvent(checkpoint(soon, { state: 'requesting', updatedAt: last, request: { turn: 3, startedAt: NOW + 14 * MIN_ + 25_000 - 75 * MIN_, lastModelEventAt: last, lastTransportEventAt: last, modelEvents: 9, keepalives: 0 } })),
+    factsEvent(facts(stalled, 'a-stalled')),
+    cpEvent(checkpoint(stalled, { state: 'requesting', updatedAt: NOW, request: { turn: 3, startedAt: NOW - 20 * MIN_, lastModelEventAt: NOW - 15_000, lastTransportEventAt: NOW, modelEvents: 9, keepalives: 2 } })),
+  ]);
+  const nearRoots = buildSnapshot(near, NOW, { host: HOST }).roots;
+  assert.deepEqual(nearRoots.map((r) => r.clocks.firstToFire), ['inactivity', 'inactivity']);
+  assert.deepEqual(nearRoots.map((r) => r.name), ['z-streaming', 'a-stalled'], nearRoots.map((r) => `${r.name} ${r.clocks.inactivity?.remainingMs} ${r.clocks.absolute?.remainingMs}`).join('; '));
 });
 
 test('property: the row lists a dashboard takes, each patched from the last frame\'s, read as rows built afresh, and give the same wake-ups', () => {

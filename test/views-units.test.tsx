@@ -346,6 +346,11 @@ test('detail lines: owner actions from the journal, receipts staleness, lane sta
   assert.ok(text.includes('Owner actions (newest first)'));
   // Newest first, as the state log and the incidents.
   assert.ok(text.indexOf('arm by owner → pending') < text.indexOf('disarm by owner'), text);
+  // A request that failed here (never journalled) goes by when it was asked, not above the rest.
+  const failed = detailLines(ops, { now: NOW, width: 120, noColor: true, incidents: [], journal: state.journal.get(HOME), acks: state.acks, activity: undefined, local: [{ action: 'abort', session: ID.ops, requestId: null, requestedAt: NOW - 60_000, status: 'failed', error: 'ENOSPC' }] })
+    .map(lineText)
+    .join('\n');
+  assert.ok(failed.indexOf('disarm by owner') < failed.indexOf('abort → could not write the request: ENOSPC'), failed);
 });
 
 test('view reducer: keys in one batch each see the previous result; y queues one action', () => {
@@ -656,6 +661,9 @@ test('the dialogs on a root already held say so: abort and disarm change nothing
   assert.equal(web.held, true);
   assert.match(confirmText('abort', web, NOW).effect, /already held: this cuts nothing and changes nothing but the owner's record/);
   assert.match(confirmText('disarm', web, NOW).effect, /already held: disarming it again changes nothing/);
+  // Held with a request in flight: the abort cuts it and keeps the root held.
+  const heldRequesting = buildSnapshot(fixtureState([cpEvent(requesting(ID.web, 5 * 60_000, { held: { since: NOW - 60_000, by: 'owner', heldTurnStarts: 0 } } as Partial<Checkpoint>))]), NOW, { host: HOST }).roots.find((r) => r.session === ID.web)!;
+  assert.match(confirmText('abort', heldRequesting, NOW).effect, /^This will cut the in-flight request turn 7 \(started [\d:]+ ago\) and keep the root held;/);
   // Not held: the usual words.
   const free = snap.roots.find((r) => r.session === ID.api)!;
   assert.match(confirmText('disarm', free, NOW).effect, /^This will hold the root/);
@@ -667,4 +675,22 @@ test('an incident that names no session is listed, and counted in no row', () =>
   assert.deepEqual(snap.incidents.map((i) => i.file).sort(), [`${HOME}/incidents/none.json`, `${HOME}/incidents/web.json`]);
   assert.equal(snap.roots.find((r) => r.session === ID.web)!.incidents, 1);
   assert.equal(snap.roots.reduce((n, r) => n + r.incidents + r.lanes.reduce((k, l) => k + l.incidents, 0), 0), 1);
+});
+
+test('rows read from another machine are placed as local ones: requests streaming in one minute by name, not by the instant that moves at each refresh', () => {
+  // alpha's last event 0.8 s after zeta's: by their instants zeta goes first, by name alpha. Both
+  // streaming (each checkpoint written at its last event).
+  const stream = (id: string, name: string, lastAgo: number) => {
+    const at = NOW - lastAgo;
+    return [factsEvent(facts(id, name)), cpEvent(checkpoint(id, { state: 'requesting', updatedAt: at, request: { turn: 2, startedAt: NOW - 5 * MIN, lastModelEventAt: at, lastTransportEventAt: at, modelEvents: 5, keepalives: 0 } }))];
+  };
+  const a = 'a0a0a0a0-0000-4000-8000-000000000000';
+  const b = 'b0b0b0b0-0000-4000-8000-000000000000';
+  const local = buildSnapshot(fixtureState([...stream(a, 'zeta', 1_000), ...stream(b, 'alpha', 200)]), NOW, { host: HOST });
+  const streaming = (roots: readonly SessionView[]) => roots.filter((r) => r.session === a || r.session === b).map((r) => r.name);
+  assert.deepEqual(streaming(local.roots), ['alpha', 'zeta'], 'by name within the minute (by instant: zeta first)');
+  const parsed = parseStatusDoc(JSON.parse(JSON.stringify(statusJson(local))));
+  assert.ok('doc' in parsed);
+  const remote = remoteViews(parsed.doc, { url: 'http://studio:8099/api/status', host: 'studio', fetchedAt: NOW }, NOW, false);
+  assert.deepEqual(streaming(remote), ['alpha', 'zeta'], 'and so read from another machine, whose rows carry no checkpoint');
 });

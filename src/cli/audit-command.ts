@@ -328,11 +328,12 @@ export async function runAudit(opts: RunAuditOptions): Promise<number> {
       return 2;
     }
     // A gate that passes on a mistyped path (the directory above the home, say) gates nothing: a
-    // directory with none of a pi home's settings, models or sessions is said to be none.
+    // directory with none of a pi home's settings, models, sessions, extensions or our own
+    // directory is said to be none. (auth.json is never looked at, not even for being there.)
     const p = homePaths(home);
-    const found = await Promise.all([p.settings, p.models, p.sessions].map((f) => fsp.stat(f).then(() => true, () => false)));
+    const found = await Promise.all([p.settings, p.models, p.sessions, path.join(home, 'extensions'), p.dash].map((f) => fsp.stat(f).then(() => true, () => false)));
     if (!found.some(Boolean)) {
-      io.err(`loop-dash audit: ${home} does not look like a pi home (no settings.json, models.json or sessions/ in it); pass your pi agent directory with --home DIR\n`);
+      io.err(`loop-dash audit: ${home} does not look like a pi home (no settings.json, models.json, sessions/, extensions/ or loop-dash/ in it); pass your pi agent directory with --home DIR\n`);
       return 2;
     }
   }

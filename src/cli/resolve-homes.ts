@@ -25,7 +25,8 @@ function onePerDirectory(homes: readonly string[]): string[] {
     let id = home;
     try {
       const st = statSync(home, { bigint: true });
-      id = `${st.dev}:${st.ino}`;
+      // Some file systems (network, FUSE, FAT) report no inode (0): a path is then its own.
+      if (st.ino !== 0n) id = `${st.dev}:${st.ino}`;
     } catch {
       // Not there (yet), or not readable: checkHomes says which, by the name given.
     }

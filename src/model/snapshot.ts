@@ -1869,11 +1869,15 @@ const STREAMING_MS = 2_000;
  */
 const STREAMING_STEP_MS = 60_000;
 
-/** Whether the row's request was streaming when its checkpoint was written (STREAMING_MS). */
+/**
+ * Whether the row's request was streaming when its checkpoint was written (STREAMING_MS): its last
+ * model event is its inactivity deadline less the limit. Read from the clocks, not the checkpoint,
+ * so a remote row (which carries none) is placed as a local one.
+ */
 function streaming(v: SessionView): boolean {
-  const cp = v.checkpoint;
-  const last = cp?.request?.lastModelEventAt;
-  return cp !== null && typeof last === 'number' && cp.updatedAt - last <= STREAMING_MS;
+  const inactivity = v.clocks.inactivity;
+  const updated = v.source.checkpointUpdatedAt;
+  return inactivity !== null && updated !== null && updated - (inactivity.at - v.limits.inactivityMs) <= STREAMING_MS;
 }
 
 /** The row's place in the default order: an instant (Infinity when nothing is due). */
@@ -1884,7 +1888,13 @@ function sortKey(v: SessionView): number {
   let limit: Deadline | null = null;
   if (c.firstToFire === 'inactivity') {
     limit = earlierDue(limit, c.inactivity);
-    if (limit && streaming(v)) return Math.ceil(limit.at / STREAMING_STEP_MS) * STREAMING_STEP_MS;
+    if (limit && streaming(v)) {
+      // Never past the row's next limit: a request cut by its absolute limit at 10:00:20 sorts
+      // before a stalled one due at 10:00:40, though its inactivity deadline rounds to 10:01.
+      const next = earlierDue(earlierDue(null, c.absolute), c.episode);
+      const rounded = Math.ceil(limit.at / STREAMING_STEP_MS) * STREAMING_STEP_MS;
+      return next !== null && next.at < rounded ? next.at : rounded;
+    }
   } else if (c.firstToFire === 'absolute') limit = earlierDue(limit, c.absolute);
   else if (c.firstToFire === 'episode') limit = earlierDue(limit, c.episode);
   if (limit) return limit.at;

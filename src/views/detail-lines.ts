@@ -165,7 +165,8 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
   }
 
   // Incidents.
-  const linked = ctx.incidents.filter((i) => i.session === v.session);
+  // The row's home's: a copy of the home given beside it holds the same files (its INC counts them so).
+  const linked = ctx.incidents.filter((i) => i.session === v.session && (v.remote !== undefined || i.home === v.home));
   if (linked.length > 0) {
     lines.push(heading(`Incidents (${linked.length})`));
     for (const i of linked.slice(0, RECENT)) {
@@ -181,19 +182,23 @@ export function detailLines(v: SessionView, ctx: DetailContext): Line[] {
     // Newest first, as the state log and the incidents above (the requests made here and not yet
     // journalled are the newest).
     lines.push(heading('Owner actions (newest first)'));
-    for (const a of [...local].reverse()) {
+    const shown: { at: number; text: string }[] = [];
+    for (const a of local) {
       const o =
         a.status === 'failed'
           ? describeOutcome({ status: 'failed', detail: a.error, settledAt: null })
           : a.status === 'queued'
             ? describeOutcome({ status: 'sending', detail: null, settledAt: null })
             : describeOutcome(outcomeOf({ id: a.requestId!, home: v.home, requestedAt: a.requestedAt }, ctx.acks, ctx.journal, now));
-      lines.push(item(`${at(a.requestedAt)}  ${a.action} → ${o}`));
+      shown.push({ at: a.requestedAt, text: `${at(a.requestedAt)}  ${a.action} → ${o}` });
     }
-    for (const a of journalled.slice(-RECENT).reverse()) {
+    for (const a of journalled.slice(-RECENT)) {
       const o = outcomeOf({ id: a.id, home: v.home, requestedAt: a.requestedAt }, ctx.acks, ctx.journal, now);
-      lines.push(item(`${at(a.requestedAt)}  ${a.action}${a.by ? ` by ${a.by}` : ''} → ${describeOutcome(o)}`));
+      shown.push({ at: a.requestedAt, text: `${at(a.requestedAt)}  ${a.action}${a.by ? ` by ${a.by}` : ''} → ${describeOutcome(o)}` });
     }
+    // By when each was asked (a request that failed here is never journalled, and may be older).
+    shown.sort((x, y) => y.at - x.at);
+    for (const x of shown) lines.push(item(x.text));
   }
   return lines;
 }

@@ -123,6 +123,8 @@ export function confirmText(
   // A target is in the session's own time; shown in ours (clock-skew.ts).
   const ago = (t: { turn: number; startedAt: number }) => now - targetStartedHere(v, t);
   const who = v.role === 'root' ? 'the root' : 'the lane';
+  // An abort of a session already held keeps it held rather than holding it.
+  const hold = v.held ? `keep ${who} held` : `hold ${who}`;
   const facts = [
     `session  ${v.session}`,
     `name     ${v.name}${v.role === 'lane' ? ' (lane)' : ''}`,
@@ -148,11 +150,11 @@ export function confirmText(
         effect: moved
           ? `The session moved on since you pressed x: y still sends the abort for what you saw (${req ? `turn ${req.turn}` : 'no request in flight'}), which the session will refuse, cutting and holding nothing. Press any other key, then x again, to act on what runs now.`
           : req && scope === 'tools'
-            ? `This will stop the tools turn ${req.turn} asked for (unless a later request has started) and hold ${who}: no request follows them, nothing restarts it until you arm it.`
+            ? `This will stop the tools turn ${req.turn} asked for (unless a later request has started) and ${hold}: no request follows them, nothing restarts it until you arm it.`
             : req
-              ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(ago(req))} ago) and hold ${who}; nothing restarts it until you arm it.`
+              ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(ago(req))} ago) and ${hold}; nothing restarts it until you arm it.`
               : scope === 'retry'
-                ? `No request is in flight: this cancels pi's pending retry and holds ${who}; nothing restarts it until you arm it.`
+                ? `No request is in flight: this cancels pi's pending retry and ${v.held ? `keeps ${who} held` : `holds ${who}`}; nothing restarts it until you arm it.`
                 : v.held
                   ? `No request is in flight and ${who} is already held: this cuts nothing and changes nothing but the owner's record (a retry pi may still have pending is cancelled); it stays held until you arm it.`
                   : `No request is in flight: this cuts nothing and will only hold ${who} (a retry pi may still have pending is cancelled); nothing restarts it until you arm it.`,

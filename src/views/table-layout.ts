@@ -41,7 +41,7 @@ export const GUTTER = 2;
 const GAP = 1;
 
 /** Abbreviate first (least loss of meaning first). */
-const COMPACT_ORDER: readonly ColumnId[] = ['model', 'resume', 'episode', 'first', 'armed', 'state'];
+const COMPACT_ORDER: readonly ColumnId[] = ['model', 'resume', 'episode', 'first', 'armed', 'state', 'name'];
 /** Then drop, lowest priority first (the short id before any: computeLayout). Never dropped: name, state, inactivity, absolute, first, age. */
 export const DROP_ORDER: readonly ColumnId[] = ['model', 'incidents', 'armed', 'resume', 'episode', 'home'];
 /** Countdown columns keep a minimum width so they do not jitter as the seconds tick. */
