@@ -1091,7 +1091,8 @@ function joinAcrossHomes(state: ModelState, ids: ReadonlySet<string>, parts: Map
   });
   byId.forEach((homes, id) => {
     let best: (SessionParts & { writtenAt: number }) | null = null;
-    // Equal times: the home first in order, whichever order the model's maps hold them in.
+    // Equal times (a copy that kept them): the home whose path sorts first, whatever order the
+    // model's maps hold them in. Neither has a live process then (docs/CLOCKS.md).
     for (const p of homes.values()) {
       if (!best || p.writtenAt > best.writtenAt || (p.writtenAt === best.writtenAt && p.home < best.home)) best = p;
     }
@@ -1708,15 +1709,16 @@ function placeholderView(
 }
 
 /**
- * What depends only on one model map (not on `now`) is derived once per version of that map: the
- * maps are replaced, never changed, so the map itself is the cache key. A tick then costs only the
- * per-session clocks, not a sort of thousands of incidents.
- */
-/**
  * A session's incidents are those of its home: a copy of a home given beside it holds the same
  * incident files, which counted twice.
  */
 const incidentKey = (home: string, session: string) => `${home}\0${session}`;
+
+/**
+ * What depends only on one model map (not on `now`) is derived once per version of that map: the
+ * maps are replaced, never changed, so the map itself is the cache key. A tick then costs only the
+ * per-session clocks, not a sort of thousands of incidents.
+ */
 const incidentIndexes = new WeakMap<ReadonlyMap<string, IncidentRecord>, { bySession: Map<string, number>; sorted: readonly IncidentRecord[] }>();
 function incidentIndex(incidents: ReadonlyMap<string, IncidentRecord>): { bySession: Map<string, number>; sorted: readonly IncidentRecord[] } {
   let index = incidentIndexes.get(incidents);
