@@ -1848,14 +1848,22 @@ const AFTER_LIMITS = 4e15;
  * review, 12-08).
  */
 function treeKey(v: SessionView): number {
-  let k = sortKey(v);
   const lanes = v.lanes;
+  if (lanes.length === 0) return sortKey(v);
+  // Kept per row and lanes list: a comparator (the state sort of every frame, a remote document's
+  // rows) asks for it at each comparison, and a wide home's roots have several lanes each.
+  const m = treeKeys.get(v);
+  if (m !== undefined && m.lanes === lanes && m.count === lanes.length) return m.key;
+  let k = sortKey(v);
   for (let i = 0; i < lanes.length; i++) {
     const l = sortKey(lanes[i]!);
     if (l < k) k = l;
   }
+  treeKeys.set(v, { lanes, count: lanes.length, key: k });
   return k;
 }
+/** {@link treeKey} of each root as last asked, with the lanes list (and its length) it was taken over. */
+const treeKeys = new WeakMap<SessionView, { lanes: readonly SessionView[]; count: number; key: number }>();
 
 /**
  * A request streaming: its checkpoint written within this long of its last model event. Its

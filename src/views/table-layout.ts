@@ -96,12 +96,12 @@ export function rowCells(row: TreeRow, now: number, noColor: boolean): RowCells 
     const text = sanitize(base.text) + mark(base.urgency);
     return { text, compact: compact ? compact(sanitize(base.text)) + mark(base.urgency) : text, urgency: base.urgency, tone: URGENCY_TONE[base.urgency] };
   };
-  const name = `${treePrefix(row)}${sanitize(shownName(row))}${collapsedSuffix(row)}`;
+  const name = `${treePrefix(row)}${sanitize(shownName(row))}`;
   const home = sanitize(c.home.text);
   return {
     // A remote row's machine in cyan: it is read-only here.
     home: { text: home, compact: home, urgency: 'none', tone: row.view.remote ? 'cyan' : undefined, dim: !row.view.remote },
-    name: { text: name, compact: compactName(name), urgency: 'none' },
+    name: { text: name + collapsedSuffix(row), compact: name + collapsedSuffix(row, true), urgency: 'none' },
     model: { text: sanitize(c.model.text), compact: shortModel(sanitize(c.model.text)), urgency: 'none', dim: true },
     state: {
       text: sanitize(c.state.text),
@@ -141,16 +141,13 @@ function shownName(row: TreeRow): string {
  * read `▸ papa (+1) … tools — — —` while its hidden lane was 1:55 from its cut (the root sorts
  * by that lane too, so it is on top: snapshot.ts, treeKey).
  */
-function collapsedSuffix(row: TreeRow): string {
+function collapsedSuffix(row: TreeRow, compact = false): string {
   if (row.depth !== 0 || !row.collapsed || row.laneCount === 0) return '';
   const lanes = row.view.lanes;
   let requesting = 0;
   for (let i = 0; i < lanes.length; i++) if (lanes[i]!.state === 'requesting') requesting++;
-  return requesting > 0 ? ` (+${row.laneCount}, ${requesting} requesting)` : ` (+${row.laneCount})`;
+  return requesting > 0 ? ` (+${row.laneCount}, ${requesting} ${compact ? 'req' : 'requesting'})` : ` (+${row.laneCount})`;
 }
-
-/** A name cell's compact text: a folded root's `requesting` shortened. */
-const compactName = (name: string) => name.replace(/(\(\+\d+, \d+) requesting\)$/, '$1 req)');
 
 /**
  * The cells of a row that did not change since the last frame. Cells are a function of the
