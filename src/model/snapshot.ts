@@ -3,7 +3,7 @@
  * Pure: same state and `now` give the same snapshot.
  */
 import { sessionIdFromName } from '../readers/session-path.js';
-import { compareText } from './text-order.js';
+import { compareNames, compareText } from './text-order.js';
 import { changedKeys, MapDraft } from './shared-map.js';
 import path from 'node:path';
 import type { Checkpoint } from '../contract/checkpoint.js';
@@ -1820,8 +1820,8 @@ function sortViews(views: SessionView[]): void {
   for (let i = 0; i < keyed.length; i++) views[i] = keyed[i]!.v;
 }
 
-/** By name, then session id: the tie-break of every row order (`localeCompare`'s order: text-order.ts). */
-export const byName = (a: SessionView, b: SessionView) => compareText(a.name, b.name) || compareText(a.session, b.session);
+/** By name (its numbers by their value: `L3` before `L10`), then session id: the tie-break of every row order (text-order.ts). */
+export const byName = (a: SessionView, b: SessionView) => compareNames(a.name, b.name) || compareText(a.session, b.session);
 
 /**
  * Rows nearest to being cut first (by the first limit to fire); then the rows waiting for a retry
