@@ -13,7 +13,7 @@ import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import { processStartIdentity } from '../src/readers/process-probe.js';
 import { sessionCacheFile } from '../src/readers/session-cache.js';
 import { loadSnapshot } from '../src/cli/load-snapshot.js';
-import { assistantEntry } from './support/mini-home.js';
+import { assistantEntry, tempHome, writeRootSession } from './support/mini-home.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'loop-dash.js');
@@ -336,4 +336,15 @@ test('incidents (text): an incident file that cannot be read is said on stderr, 
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+});
+
+test('status (table) and incidents name sessions pi started within a minute apart: the time-ordered ids shown to the millisecond, not cut', () => {
+  const home = tempHome();
+  const at = NOW - 60_000;
+  const ids = ['019af0c2-1b2c-7d3e-8f40-0123456789ab', '019af0c2-6f70-7a81-9b92-0123456789ab'];
+  for (const id of ids) writeRootSession(home, { id, cwd: '/work/alpha', at });
+  const table = spawnSync(process.execPath, [BIN, 'status', '--now', new Date(NOW).toISOString(), '--home', home], { encoding: 'utf8' });
+  assert.equal(table.status, 0, table.stderr);
+  const rows = table.stdout.split('\n').filter((l) => /^alpha /.test(l));
+  assert.deepEqual(rows.map((l) => l.trimEnd().split(/\s+/).at(-1)).sort(), ['019af0c2-1b2c', '019af0c2-6f70'], table.stdout);
 });

@@ -99,6 +99,18 @@ test('two roots of one name (checkouts of one repo, named by the cwd): their ids
   assert.ok(!titles(narrow.frame()).includes(' ID'), titles(narrow.frame()));
 });
 
+test('two roots pi started within a minute (time-ordered ids, one first 8 characters): the ID column shows each id to its millisecond', async () => {
+  // pi names sessions by UUIDv7: the first 8 characters are the top of the creation time (~65 s).
+  const twin = (id: string) => [factsEvent(facts(id, 'alpha')), cpEvent(requesting(id, 9 * MIN))];
+  const a = '019af0c2-1b2c-7d3e-8f40-0123456789ab';
+  const b = '019af0c2-6f70-7a81-9b92-0123456789ab';
+  const m = mount(170, 30, { events: [...twin(a), ...twin(b)] });
+  await m.until((f) => f.split('\n').filter((l) => /\balpha\b/.test(l)).length === 2);
+  const lines = m.frame().split('\n').filter((l) => /\balpha\b/.test(l));
+  assert.deepEqual(lines.map((l) => l.trimEnd().slice(-13)).sort(), ['019af0c2-1b2c', '019af0c2-6f70'], lines.join('\n'));
+  assertFits(m.frame(), 170, 30, '170');
+});
+
 test('a lane named `<root>/<lane>` is shown by `<lane>` under its root: at 60 columns two such lanes no longer read alike', async () => {
   // The fixture's two lanes, renamed (the same files).
   const laneFile = (id: string) => `${fileOf(ID.api).replace(/\.jsonl$/, '')}/run-${id.slice(0, 4)}/${id}.jsonl`;

@@ -22,6 +22,7 @@ import { InputError, parseDuration, parseNow } from './parse-time.js';
 import { checkHomes, resolveHomes } from './resolve-homes.js';
 import { homePaths } from '../contract/paths.js';
 import { renderStatusTable } from './status-table.js';
+import { idPrefix } from '../views/cells.js';
 import { fetchRemotesOnce, mergeRemote } from '../remote/merge-remote.js';
 import { createRemoteFeeds, statusUrl } from '../remote/remote-feeds.js';
 
@@ -269,10 +270,10 @@ function readHomes(homes: string[], now: number | (() => number)): Promise<Snaps
   return loadSnapshot(homes, now, { cacheDir: defaultCacheDir() });
 }
 
-/** `scheduled-run 119e071b`: a session's name and its id's first 8; the whole id when no row names it. */
+/** `scheduled-run 119e071b`: a session's name and its id's prefix (idPrefix); the whole id when no row names it. */
 function sessionLabel(session: string, names: ReadonlyMap<string, string>): string {
   const name = names.get(session);
-  return name ? `${name} ${session.slice(0, 8)}` : session;
+  return name ? `${name} ${idPrefix(session)}` : session;
 }
 
 /** `2 hours 45 minutes ago` (`in …` for an instant after `now`): to the minute, beside the exact UTC instant. */

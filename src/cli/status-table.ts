@@ -1,7 +1,7 @@
 /** The plain `status` table: one line per root and lane, fixed-width, no escape sequences. */
 import type { RemoteFeedStatus, Snapshot } from '../model/snapshot.js';
 import { sanitize } from '../views/text.js';
-import { COLUMNS, COLUMN_TITLES, formatAge, ID_WIDTH, sessionCells, type ColumnId } from '../views/cells.js';
+import { COLUMNS, COLUMN_TITLES, formatAge, ID_WIDTH, sessionCells, shortId, type ColumnId } from '../views/cells.js';
 import { groupByHome, hasSeveralHomes, homeKey, homeLabels } from '../views/home-groups.js';
 
 const WIDTH: Record<ColumnId, number> = {
@@ -18,7 +18,8 @@ const WIDTH: Record<ColumnId, number> = {
   armed: 8,
   incidents: 4,
   age: 6,
-  // The session id's first 8 characters last: what `loop-dash abort|disarm|arm` takes (with a name).
+  // The session id's prefix last (idPrefix: 8 characters, 13 of a time-ordered id): what
+  // `loop-dash abort|disarm|arm` takes (with a name). Widened to the rows' own (renderStatusTable).
   id: 4 + ID_WIDTH,
 };
 
@@ -37,6 +38,7 @@ export function renderStatusTable(snap: Snapshot): string {
   const roots = labels ? groupByHome(snap.roots, labels) : snap.roots;
   const columns = COLUMNS.filter((c) => c !== 'home' || labels);
   const width = { ...WIDTH, home: labels ? Math.min(24, Math.max(4, ...[...labels.values()].map((l) => l.length))) : 0 };
+  for (const r of roots) for (const v of [r, ...r.lanes]) width.id = Math.max(width.id, shortId(v).length);
   lines.push(columns.map((c) => fit(COLUMN_TITLES[c], width[c])).join(' ').trimEnd());
   for (const root of roots) {
     const rows = [{ v: root, prefix: '' }, ...root.lanes.map((l, i) => ({ v: l, prefix: i === root.lanes.length - 1 ? '└ ' : '├ ' }))];

@@ -35,8 +35,21 @@ export const COLUMN_TITLES: Record<ColumnId, string> = {
   id: 'ID',
 };
 
-/** The session id prefix shown: 8 characters, as a UUID's first group. */
+/** The session id prefix shown: 8 characters, as a UUID's first group (13 for a time-ordered id: idPrefix). */
 export const ID_WIDTH = 8;
+
+/** A UUIDv7 (pi ≥ 1.x names its sessions so): its first 48 bits are its creation's millisecond. */
+const TIME_ORDERED = /^[0-9a-f]{8}-[0-9a-f]{4}-7/i;
+
+/**
+ * The part of a session id that tells it from the others, as a prefix (what the owner-action
+ * commands take). A UUID's first group, 8 characters — but pi names its sessions by UUIDv7, whose
+ * first 8 characters are the top of its creation time and change only every ~65 s: roots a loop
+ * starts together share them. Of such an id, its first 13 (`0190a2b3-4c5d`), the whole millisecond.
+ */
+export function idPrefix(id: string): string {
+  return id.slice(0, TIME_ORDERED.test(id) ? 13 : ID_WIDTH);
+}
 
 /**
  * A row's short id: what `loop-dash abort|disarm|arm` takes, and what tells apart two rows of one
@@ -44,7 +57,7 @@ export const ID_WIDTH = 8;
  * dialog names the whole id. A lane with no session yet: `run:` and its run id's.
  */
 export function shortId(v: Pick<SessionView, 'session' | 'placeholder' | 'runId'>): string {
-  return v.placeholder && v.runId ? placeholderKey(v.runId.slice(0, ID_WIDTH)) : v.session.slice(0, ID_WIDTH);
+  return v.placeholder && v.runId ? placeholderKey(idPrefix(v.runId)) : idPrefix(v.session);
 }
 
 export interface Cell {

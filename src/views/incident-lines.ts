@@ -6,6 +6,7 @@ import type { SessionView } from '../model/snapshot.js';
 import type { IncidentFields, IncidentRecord, Warning } from '../model/types.js';
 import { explainIncidentClass } from '../readers/incident-classes.js';
 import { plainLine, span, type Line } from './line.js';
+import { idPrefix } from './cells.js';
 import { findSession } from './session-rows.js';
 import { wrapWords } from './text.js';
 import { formatClockTime, formatRelative } from './time-format.js';
@@ -23,7 +24,7 @@ export function filterIncidents(incidents: readonly IncidentRecord[], filter: st
 /** One list row. */
 export function incidentRow(i: IncidentRecord, roots: readonly SessionView[], now: number, selected: boolean, noColor: boolean): Line {
   const who = findSession(roots, i.session);
-  const session = who ? `${who.name} (${i.session!.slice(0, 8)})` : (i.session ?? 'no session');
+  const session = who ? `${who.name} (${idPrefix(i.session!)})` : (i.session ?? 'no session');
   return [
     span(selected ? '› ' : '  ', { bold: selected, inverse: selected && !noColor }),
     span(`${formatClockTime(i.at, now)}  `, { dim: !noColor }),
