@@ -587,7 +587,9 @@ test('abort with no request in flight sends a null target and says it only holds
   const home = tempHome();
   const h = ioFor({ isTTY: false, now: Date.now() });
   h.io.now = () => Date.now();
-  const code = await runControlCommand({ homes: [home], session: 'bbbb', action: 'abort', yes: true, snapshotLoader: async () => ({ roots: rowsFor(home, Date.now()) }), io: h.io, timeoutMs: 100, pollMs: 10 });
+  // Its checkpoint says idle: nothing is in flight (without one, that is unknown: views-units).
+  const idle = () => rowsFor(home, Date.now()).map((r) => (r.session === 'bbbb' ? { ...r, checkpoint: { state: 'idle', request: null } } : r));
+  const code = await runControlCommand({ homes: [home], session: 'bbbb', action: 'abort', yes: true, snapshotLoader: async () => ({ roots: idle() }), io: h.io, timeoutMs: 100, pollMs: 10 });
   assert.equal(code, 1);
   assert.match(h.out.join(''), /request  none in flight[\s\S]*nothing is cut/);
   assert.match(h.err.join(''), /no consumer answered within 0\.1 s[\s\S]*stays valid until/);

@@ -149,13 +149,14 @@ test('the abort dialog names the exact target, and n cancels without a request',
   assert.equal(port.calls.length, 0);
 });
 
-test('x on a row with no request in flight says it will only hold', async () => {
-  const { r, until } = setup();
+test('x on a row without a checkpoint says whether a request runs cannot be seen (not that none does)', async () => {
+  const { r, until, frame } = setup();
   await until((f) => f.includes('ops-root'));
   r.stdin.write('G'); // last row: ops-root, no checkpoint
   await until((f) => f.split('\n').some((l) => l.startsWith('›') && l.includes('ops-root')));
   r.stdin.write('x');
-  await until((f) => f.includes('No request is in flight: this cuts nothing and will only hold'));
+  await until((f) => f.includes('request  unknown: no loop-dash checkpoint') && f.replace(/\n│ /g, ' ').includes('Whether a request is in flight cannot be seen here'));
+  assert.ok(!frame().includes('none in flight'), frame());
 });
 
 test('x while tools run names the request that asked for them and says the abort stops them; in a retry wait, that it cancels the retry', async () => {

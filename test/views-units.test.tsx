@@ -11,6 +11,7 @@ import { footerHints, helpSections, KEYMAP, matchAction, readKeypress } from '..
 import { clipLine, lineText, windowLines } from '../src/views/line.js';
 import { footerLine } from '../src/views/footer-lines.js';
 import { confirmText, NO_CONSUMER_TEXT, outcomeOf } from '../src/views/owner-actions.js';
+import { describePlannedAction } from '../src/control/index.js';
 import { treeRows, type TreeRow } from '../src/views/session-rows.js';
 import { COLUMN_HOLD_MS, ColumnWidths, layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached, type RowCells } from '../src/views/table-layout.js';
 import { ageText, countdownKey, sessionCells } from '../src/views/cells.js';
@@ -667,6 +668,23 @@ test('the dialogs on a root already held say so: abort and disarm change nothing
   // Not held: the usual words.
   const free = snap.roots.find((r) => r.session === ID.api)!;
   assert.match(confirmText('disarm', free, NOW).effect, /^This will hold the root/);
+});
+
+test('the abort dialog and command on a session without a checkpoint: the request is unknown, not "none in flight" (pi streamed while it read none)', () => {
+  const snap = buildSnapshot(fixtureState(), NOW, { host: HOST });
+  const bare = [...snap.roots, ...snap.roots.flatMap((r) => r.lanes)].find((v) => !v.source.checkpoint && !v.placeholder)!;
+  assert.ok(bare, 'the fixture has a session without a checkpoint');
+  const t = confirmText('abort', bare, NOW);
+  assert.ok(t.facts.includes('request  unknown: no loop-dash checkpoint, so whether one is in flight cannot be seen'), t.facts.join('\n'));
+  assert.doesNotMatch(t.facts.join('\n') + t.effect, /none in flight|No request is in flight/);
+  assert.match(t.effect, /^Whether a request is in flight cannot be seen here \(no checkpoint\)/);
+  const cli = describePlannedAction({ ...bare, checkpoint: null }, 'abort', null, NOW);
+  assert.match(cli, /request {2}unknown: no loop-dash checkpoint/);
+  assert.doesNotMatch(cli, /none in flight/);
+  // With a checkpoint that says none runs: none in flight, as before.
+  const idle = buildSnapshot(fixtureState([cpEvent(checkpoint(bare.session, { state: 'idle' }))]), NOW, { host: HOST });
+  const seen = [...idle.roots, ...idle.roots.flatMap((r) => r.lanes)].find((v) => v.session === bare.session)!;
+  assert.ok(confirmText('abort', seen, NOW).facts.includes('request  none in flight'));
 });
 
 test('an incident that names no session is listed, and counted in no row', () => {

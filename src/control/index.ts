@@ -273,6 +273,10 @@ export function describePlannedAction(s: ControlSessionLike, action: ControlActi
       effect = 'stop the tools of this turn (only if no later request has started), then hold the session: no request follows them, nothing restarts it until you arm it';
     } else if (target) {
       lines.push(`  request  turn ${target.turn}, running for ${formatAge(now - started)} (since ${iso(started)})`);
+    } else if (!s.checkpoint) {
+      // No checkpoint: whether a request runs cannot be seen (SPEC §2: never a made-up value).
+      lines.push('  request  unknown: no loop-dash checkpoint, so whether one is in flight cannot be seen');
+      effect = 'cut the request in flight, if any, then hold the session — if the loop-dash extension runs in it; if it does not, nothing answers';
     } else if (scope === 'retry') {
       lines.push("  request  none in flight; pi's retry of the failed one is pending");
       effect = "cancel pi's pending retry, then hold the session: nothing restarts it until you arm it";

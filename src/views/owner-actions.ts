@@ -125,13 +125,18 @@ export function confirmText(
   const who = v.role === 'root' ? 'the root' : 'the lane';
   // An abort of a session already held keeps it held rather than holding it.
   const hold = v.held ? `keep ${who} held` : `hold ${who}`;
+  // No checkpoint (the extension not loaded, or not yet written): whether a request is in flight
+  // cannot be seen here — said so, not shown as none (SPEC §2: never a made-up value).
+  const unseen = !v.source.checkpoint && !v.remote && !v.placeholder;
   const facts = [
     `session  ${v.session}`,
     `name     ${v.name}${v.role === 'lane' ? ' (lane)' : ''}`,
     `model    ${v.model ?? 'unknown'}`,
     req
       ? `request  turn ${req.turn}, started ${formatRemaining(ago(req))} ago (${formatClockTime(now - ago(req), now)})${scope === 'tools' ? '; ended, its tools are running' : ''}`
-      : `request  none in flight${scope === 'retry' ? "; pi's retry of the failed one is pending" : ''}`,
+      : unseen
+        ? 'request  unknown: no loop-dash checkpoint, so whether one is in flight cannot be seen'
+        : `request  none in flight${scope === 'retry' ? "; pi's retry of the failed one is pending" : ''}`,
     ...(moved ? [`now      ${live ? `turn ${live.turn} is in flight, started ${formatRemaining(ago(live))} ago` : 'that request has ended; none is in flight'} — CHANGED since you pressed x`] : []),
     `state    ${v.state}${v.armed === false ? ', disarmed' : v.armed === true ? ', armed' : ''}${v.held && v.state !== 'held' ? ', held' : ''}`,
   ];
@@ -153,7 +158,9 @@ export function confirmText(
             ? `This will stop the tools turn ${req.turn} asked for (unless a later request has started) and ${hold}: no request follows them, nothing restarts it until you arm it.`
             : req
               ? `This will cut the in-flight request turn ${req.turn} (started ${formatRemaining(ago(req))} ago) and ${hold}; nothing restarts it until you arm it.`
-              : scope === 'retry'
+              : unseen
+                ? `Whether a request is in flight cannot be seen here (no checkpoint). If the loop-dash extension runs in this session, it cuts the request in flight, if any, and ${hold}; if it does not, nothing answers and nothing changes.`
+                : scope === 'retry'
                 ? `No request is in flight: this cancels pi's pending retry and ${v.held ? `keeps ${who} held` : `holds ${who}`}; nothing restarts it until you arm it.`
                 : v.held
                   ? `No request is in flight and ${who} is already held: this cuts nothing and changes nothing but the owner's record (a retry pi may still have pending is cancelled); it stays held until you arm it.`
