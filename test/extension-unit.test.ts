@@ -87,6 +87,18 @@ test('stream activity: block edges and non-empty deltas are model events; empty 
   assert.equal(classifyProviderEvent({ event: 'keepalive' }), 'keepalive');
   assert.equal(classifyProviderEvent({ type: 'content_block_delta' }), 'transport');
   assert.equal(classifyProviderEvent('ping'), 'transport');
+  // An OpenAI-style chunk with nothing in it (pi's openai-completions sends no message_update for
+  // it): a keepalive. The role's opening chunk, content, reasoning, a tool call, a finish or usage: not.
+  const chunk = (delta: unknown, over: Record<string, unknown> = {}) => ({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null, ...over }] });
+  assert.equal(classifyProviderEvent(chunk({ content: '' })), 'keepalive');
+  assert.equal(classifyProviderEvent(chunk({ content: null, tool_calls: [] })), 'keepalive');
+  assert.equal(classifyProviderEvent(chunk({})), 'keepalive');
+  assert.equal(classifyProviderEvent(chunk({ role: 'assistant', content: '' })), 'transport');
+  assert.equal(classifyProviderEvent(chunk({ content: 'x' })), 'transport');
+  assert.equal(classifyProviderEvent(chunk({ reasoning_content: 'r' })), 'transport');
+  assert.equal(classifyProviderEvent(chunk({ tool_calls: [{ index: 0, function: { arguments: '{' } }] })), 'transport');
+  assert.equal(classifyProviderEvent(chunk({ content: '' }, { finish_reason: 'stop' })), 'transport');
+  assert.equal(classifyProviderEvent({ ...chunk({ content: '' }), usage: { completion_tokens: 3 } }), 'transport');
 });
 
 test('error classes: quota before rate limit, owner-needing classes are not retried', () => {
