@@ -16,7 +16,7 @@ import { treeRows, type TreeRow } from '../src/views/session-rows.js';
 import { COLUMN_HOLD_MS, ColumnWidths, layoutColumns, rowCells, rowCellsCached, rowLine, rowLineCached, type RowCells } from '../src/views/table-layout.js';
 import { ageText, countdownKey, sessionCells } from '../src/views/cells.js';
 import { displayWidth, fit, sanitize, takeWidth, truncate, wrapWords } from '../src/views/text.js';
-import { drawAxis } from '../src/views/timeline.js';
+import { clockLines, drawAxis } from '../src/views/timeline.js';
 import { initialViewState, viewReducer, type KeyContext } from '../src/views/view-state.js';
 import type { Checkpoint } from '../src/contract/checkpoint.js';
 import { checkpoint, cpEvent, facts, factsEvent, fixtureState, HOME, HOST, ID, NOW, requesting } from './views-fixtures.js';
@@ -685,6 +685,19 @@ test('the abort dialog and command on a session without a checkpoint: the reques
   const idle = buildSnapshot(fixtureState([cpEvent(checkpoint(bare.session, { state: 'idle' }))]), NOW, { host: HOST });
   const seen = [...idle.roots, ...idle.roots.flatMap((r) => r.lanes)].find((v) => v.session === bare.session)!;
   assert.ok(confirmText('abort', seen, NOW).facts.includes('request  none in flight'));
+});
+
+test('the detail pane says when the stream was last heard from, after the model fell silent (keepalives: alive, not progress)', () => {
+  const rowWith = (lastModelAgo: number, lastTransportAgo: number) => {
+    const cp = requesting(ID.web, 15 * MIN - lastModelAgo);
+    cp.request = { ...cp.request!, lastTransportEventAt: NOW - lastTransportAgo };
+    return buildSnapshot(fixtureState([cpEvent(cp)]), NOW, { host: HOST }).roots.find((r) => r.session === ID.web)!;
+  };
+  const text = (v: ReturnType<typeof rowWith>) => clockLines(v, NOW, true).map((l) => l.map((s) => s.text).join('')).join('\n');
+  // Silent for 4 minutes, a keepalive 3 s ago.
+  assert.match(text(rowWith(4 * MIN, 3000)), /\n {2}stream activity \S+ \(0:03 ago\) · keepalives or raw events since the last model event: the connection is alive/);
+  // Streaming: its last byte is the model's.
+  assert.doesNotMatch(text(rowWith(2000, 2000)), /stream activity/);
 });
 
 test('an incident that names no session is listed, and counted in no row', () => {

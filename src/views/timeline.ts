@@ -141,6 +141,12 @@ export function clockLines(v: SessionView, now: number, noColor: boolean): Line[
             : `e last model event none yet · ${req.keepalives} keepalives (keepalives do not move the clock)`,
         ),
       );
+      // The stream's own last sign of life, when it came after the model's last event: a stall that
+      // still gets keepalives or raw events is told from a dead connection (neither moves the clock).
+      const heard = req.lastTransportEventAt;
+      if (finite(heard) && heard - (req.lastModelEventAt ?? req.startedAt) >= 1000) {
+        lines.push(plainLine(`  stream activity ${at(heard)} (${formatRelative(heard, now)}) · keepalives or raw events since the last model event: the connection is alive`));
+      }
     }
   }
   const episodeStart = cp?.episode?.startedAt;
