@@ -348,3 +348,14 @@ test('status (table) and incidents name sessions pi started within a minute apar
   const rows = table.stdout.split('\n').filter((l) => /^alpha /.test(l));
   assert.deepEqual(rows.map((l) => l.trimEnd().split(/\s+/).at(-1)).sort(), ['019af0c2-1b2c', '019af0c2-6f70'], table.stdout);
 });
+
+test('--read-only, before or after the command, refuses abort, disarm and arm with exit 2 and sends nothing', () => {
+  const home = tempHome();
+  writeRootSession(home, { id: 'aaaa1111-0000-4000-8000-000000000001', cwd: '/work/alpha', at: NOW });
+  for (const args of [['--read-only', 'abort', 'alpha'], ['disarm', 'alpha', '--read-only'], ['arm', '--read-only', 'alpha']]) {
+    const r = spawnSync(process.execPath, [BIN, ...args, '--home', home, '--yes'], { encoding: 'utf8' });
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /^loop-dash: --read-only: no owner actions; (abort|disarm|arm) was not sent\n$/);
+  }
+  assert.equal(existsSync(path.join(home, 'loop-dash', 'control')), false, 'no control request written');
+});

@@ -155,6 +155,13 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       .option('--reason <text>', 'why (kept in the journal)')
       .option('--yes', 'do not ask for confirmation')
       .action(async (session: string, opts: { home?: string[]; reason?: string; yes?: boolean }, cmd: Command) => {
+        // `--read-only` (before or after the command) unbinds the owner actions here as in the
+        // dashboard: someone who aliases `loop-dash --read-only` sends none by mistake.
+        if (cmd.optsWithGlobals<{ readOnly?: boolean }>().readOnly) {
+          io.err(`loop-dash: --read-only: no owner actions; ${action} was not sent\n`);
+          code = 2;
+          return;
+        }
         const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
         code = await runControlCommand({
           homes,
