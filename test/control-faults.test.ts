@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { controlRequestSchema, journalEntrySchema, type JournalEntry } from '../src/contract/control.js';
 import { homePaths } from '../src/contract/paths.js';
 import {
@@ -189,6 +190,7 @@ function failingFs(within: string, step: 'open' | 'write' | 'sync' | 'link', cod
           return real.sync();
         },
         chmod: (mode) => real.chmod(mode),
+        stat: () => real.stat(),
         close: () => real.close(),
       };
       return handle;
@@ -226,6 +228,31 @@ for (const [step, code] of [
     assert.ok(lines[0]!.detail?.includes(code));
   });
 }
+
+test('a FIFO (or a symlink) where the journal should be: the request is written, the journal error names the file, nothing waits for a reader', () => {
+  for (const plant of ['fifo', 'symlink'] as const) {
+    const home = tempHome();
+    const journalFile = homePaths(home).journal;
+    fs.mkdirSync(path.dirname(journalFile), { recursive: true });
+    if (plant === 'fifo') assert.equal(spawnSync('mkfifo', [journalFile]).status, 0);
+    else fs.symlinkSync('/dev/null', journalFile);
+    // In a child with a bound: the open of a FIFO for writing waited for a reader for good (the CLI
+    // hung, and q in the dashboard), holding a thread of the pool, so the process could not exit.
+    const control = pathToFileURL(path.resolve(import.meta.dirname, '..', 'src', 'control', 'index.js')).href;
+    const script = `
+      const m = await import(${JSON.stringify(control)});
+      const r = m.buildControlRequest({ session: 'fifo-session', action: 'disarm', reason: 'x', now: Date.now(), by: ${JSON.stringify(BY)} });
+      const res = await m.submitControlRequest(${JSON.stringify(home)}, r, { now: r.requestedAt });
+      console.log(JSON.stringify(res));`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(child.signal, null, `${plant}: the write hung (killed by ${child.signal})`);
+    assert.equal(child.status, 0, child.stderr);
+    const res = JSON.parse(child.stdout) as { created: boolean; journalError: string | null };
+    assert.equal(res.created, true);
+    assert.ok(res.journalError?.includes(journalFile), res.journalError ?? 'no journal error');
+    assert.match(res.journalError!, plant === 'fifo' ? /ENXIO.*\(a FIFO where the journal should be\)/ : /ELOOP.*not followed/);
+  }
+});
 
 /** Mounts a tmpfs (root only); null when mounting is not possible here. */
 function tryMount(dir: string, options: string): boolean {

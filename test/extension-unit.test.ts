@@ -17,6 +17,7 @@ import { CONTROL_MAX_BYTES, CONTROL_TTL_MS, type ControlRequest } from '../src/c
 import { homePaths } from '../src/contract/paths.js';
 import { installExtension, MANIFEST_NAME } from '../src/cli/install-extension.js';
 import { ensureDir } from '../src/extension/atomic-file.js';
+import * as extensionAtomic from '../src/extension/atomic-file.js';
 import { CheckpointWriter } from '../src/extension/checkpoint-writer.js';
 import { checkRequestFile, requestIdFromName, staleTargetReason } from '../src/extension/control-check.js';
 import { ControlInbox } from '../src/extension/control-inbox.js';
@@ -948,4 +949,31 @@ test('ensureDir: makes the missing parents owner-only, leaves what exists, and g
   } finally {
     fs.rmSync(base, { recursive: true, force: true });
   }
+});
+
+test('the extension never blocks pi on a FIFO where its journal or its log should be: the append throws at once, the log gives up quietly', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-dash-fifo-'));
+  const fifo = path.join(dir, 'actions.jsonl');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+  // In a child with a bound: were the open to wait for a reader (as appendFileSync's did), the
+  // child would hang on its main thread, as pi's did, and be killed at 10 s.
+  const dist = (p: string) => pathToFileURL(path.resolve(import.meta.dirname, '..', 'src', 'extension', p)).href;
+  const script = `
+    const { appendLineSync } = await import(${JSON.stringify(dist('atomic-file.js'))});
+    const { createExtensionLog } = await import(${JSON.stringify(dist('extension-log.js'))});
+    let code = 'none';
+    try { appendLineSync(${JSON.stringify(fifo)}, '{}'); } catch (e) { code = e.code; }
+    createExtensionLog(${JSON.stringify(fifo)})('a message');
+    console.log(code);`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+  assert.equal(r.signal, null, `the child hung (killed by ${r.signal})`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), 'ENXIO');
+  // A regular file is appended to as before.
+  const file = path.join(dir, 'journal.jsonl');
+  const { appendLineSync } = extensionAtomic;
+  appendLineSync(file, '{"a":1}');
+  appendLineSync(file, '{"b":2}\n');
+  assert.equal(fs.readFileSync(file, 'utf8'), '{"a":1}\n{"b":2}\n');
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600);
 });

@@ -4,8 +4,15 @@
  * journals. A reader never sees a partial file under a final name, and a failed write leaves none.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { constants, promises as fsp } from 'node:fs';
 import path from 'node:path';
+
+/**
+ * A journal's append: O_NONBLOCK, so a FIFO planted where the journal should be cannot hang the
+ * open (`open(2)` of a FIFO for writing waits for a reader; with O_NONBLOCK it fails, ENXIO, at
+ * once), and O_NOFOLLOW, so a symlink there (to /dev/full, to another file) is not followed.
+ */
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
 
 /** Files we create: readable and writable by the owner only. */
 export const PRIVATE_FILE_MODE = 0o600;
@@ -17,6 +24,7 @@ export interface FileHandleLike {
   write(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<{ bytesWritten: number }>;
   sync(): Promise<void>;
   chmod(mode: number): Promise<void>;
+  stat(): Promise<{ isFile(): boolean }>;
   close(): Promise<void>;
 }
 
@@ -31,7 +39,7 @@ export interface StatLike {
 
 /** The file-system calls of `src/control/`, injectable so tests can make them fail (ENOSPC, EROFS). */
 export interface ControlFs {
-  open(file: string, flags: string, mode?: number): Promise<FileHandleLike>;
+  open(file: string, flags: string | number, mode?: number): Promise<FileHandleLike>;
   rename(from: string, to: string): Promise<void>;
   link(existing: string, newPath: string): Promise<void>;
   unlink(file: string): Promise<void>;
@@ -298,12 +306,15 @@ export async function appendLineDurable(file: string, line: string, fs: ControlF
   try {
     let created = true;
     try {
-      handle = await fs.open(file, 'ax', PRIVATE_FILE_MODE);
+      handle = await fs.open(file, APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE);
     } catch (err) {
       if (errnoOf(err) !== 'EEXIST') throw err;
       created = false;
-      handle = await fs.open(file, 'a');
+      handle = await fs.open(file, APPEND_FLAGS);
     }
+    // A FIFO, a device or a directory where the journal should be: refused, never written to (a
+    // FIFO with a reader would take the line; with none, the open fails with ENXIO at once).
+    if (!(await handle.stat()).isFile()) throw new AtomicWriteError(file, 'EFTYPE', `cannot append to ${file}: not a regular file`);
     if (created) await handle.chmod(PRIVATE_FILE_MODE);
     await writeAll(handle, buf);
     await handle.sync();
@@ -313,6 +324,7 @@ export async function appendLineDurable(file: string, line: string, fs: ControlF
     if (created) await syncDir(path.dirname(file), fs);
   } catch (err) {
     await handle?.close().catch(() => undefined);
-    throw failure('append to', file, err);
+    const code = errnoOf(err);
+    throw failure('append to', file, err, code === 'ENXIO' ? ' (a FIFO where the journal should be)' : code === 'ELOOP' ? ' (a symlink where the journal should be: not followed)' : '');
   }
 }

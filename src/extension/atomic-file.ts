@@ -85,7 +85,25 @@ function syncDir(dir: string): void {
   }
 }
 
-/** Appends one line with a single write (O_APPEND), creating the file owner-only. */
-export function appendLineSync(file: string, line: string): void {
-  fs.appendFileSync(file, line.endsWith('\n') ? line : `${line}\n`, { mode: FILE_MODE });
+/**
+ * O_NONBLOCK: a FIFO planted where the file should be cannot hang the open — and with it pi's main
+ * thread, this being synchronous (a FIFO's open for writing waits for a reader; with O_NONBLOCK it
+ * fails, ENXIO, at once). O_NOFOLLOW: a symlink there is not followed.
+ */
+const APPEND_FLAGS = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0);
+
+/**
+ * Appends one line with a single write (O_APPEND), creating the file owner-only. Throws on a file
+ * that is not a regular one (a FIFO with a reader, a device), never writing to it.
+ */
+export function appendLineSync(file: string, line: string, mode: number = FILE_MODE): void {
+  const fd = fs.openSync(file, APPEND_FLAGS, mode);
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'EFTYPE' });
+    const buf = Buffer.from(line.endsWith('\n') ? line : `${line}\n`, 'utf8');
+    // One write; only a short one (a disk filling up) takes a second.
+    for (let at = 0; at < buf.length; ) at += fs.writeSync(fd, buf, at, buf.length - at);
+  } finally {
+    fs.closeSync(fd);
+  }
 }

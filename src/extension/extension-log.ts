@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureDir } from './atomic-file.js';
+import { appendLineSync, ensureDir } from './atomic-file.js';
 
 /** Rotate past this size. */
 export const LOG_MAX_BYTES = 1024 * 1024;
@@ -33,7 +33,8 @@ export function createExtensionLog(file: string, now: () => number = () => Date.
         // no log yet
       }
       const line = `${new Date(now()).toISOString()} [pid ${process.pid}] ${message}${err === undefined ? '' : `: ${describe(err)}`}\n`;
-      fs.appendFileSync(file, line, { mode: 0o600 });
+      // Never blocks on a FIFO put where the log should be: this runs on pi's main thread.
+      appendLineSync(file, line, 0o600);
     } catch {
       // Nowhere left to report to; the session carries on.
     }
