@@ -359,3 +359,36 @@ test('--read-only, before or after the command, refuses abort, disarm and arm wi
   }
   assert.equal(existsSync(path.join(home, 'loop-dash', 'control')), false, 'no control request written');
 });
+
+test('instants beyond what a Date can hold (1e300, 9e15, -1e300) are unreadable with a warning naming the file, never a crash or NaN', async () => {
+  const m = await demoHome();
+  const cps = m.sessions.filter((s) => s.checkpoint).map((s) => s.checkpoint!);
+  const edit = (file: string, f: (j: Json) => void) => {
+    const j = JSON.parse(readFileSync(file, 'utf8')) as Json;
+    f(j);
+    writeFileSync(file, JSON.stringify(j));
+  };
+  edit(cps[0]!, (cp) => (cp.updatedAt = 9e15));
+  edit(cps[1]!, (cp) => (cp.updatedAt = -1e300));
+  // A limit past the timer range: the home's is used (its deadline would leave Date's range).
+  const withLimits = cps.slice(2).find((f) => (JSON.parse(readFileSync(f, 'utf8')) as Json).limits)!;
+  edit(withLimits, (cp) => (cp.limits.inactivityMs = 1e16));
+  const incidentDir = path.join(m.home, 'incidents');
+  const incident = readdirSync(incidentDir).map((f) => path.join(incidentDir, f)).find((f) => f.endsWith('.json'))!;
+  edit(incident, (i) => (i.at = 1e300));
+  // Before, each of these exited 1 with `RangeError: Invalid time value`.
+  const json = spawnSync(process.execPath, [BIN, 'status', '--json', '--now', new Date(NOW).toISOString(), '--home', m.home], { encoding: 'utf8' });
+  assert.equal(json.status, 0, json.stderr);
+  const doc = JSON.parse(json.stdout) as Json;
+  const warned = (doc.warnings as Json[]).map((w) => `${w.file}: ${w.message}`).join('\n');
+  for (const f of [cps[0]!, cps[1]!, incident]) assert.ok(warned.includes(f), `a warning names ${f}:\n${warned}`);
+  const text = spawnSync(process.execPath, [BIN, 'status', '--now', new Date(NOW).toISOString(), '--home', m.home], { encoding: 'utf8' });
+  assert.equal(text.status, 0, text.stderr);
+  // The table (the warnings under it quote the values read).
+  assert.doesNotMatch(text.stdout.split('\n\n')[0]!, /NaN|Invalid|e\+\d/);
+  for (const args of [['incidents'], ['incidents', '--json'], ['incidents', '--since', '2h']]) {
+    const r = spawnSync(process.execPath, [BIN, ...args, '--now', new Date(NOW).toISOString(), '--home', m.home], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+    assert.doesNotMatch(r.stdout, /NaN|Invalid/);
+  }
+});

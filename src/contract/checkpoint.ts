@@ -4,9 +4,10 @@
  */
 import { z } from 'zod';
 import { checkpointStates } from './checkpoint-states.js';
+import { MAX_EPOCH_MS } from './epoch.js';
 
-/** Epoch milliseconds; a finite number. */
-const epochMs = z.number().finite();
+/** Epoch milliseconds, 1970 to 9999 (epoch.ts: beyond, `Date` cannot print it). */
+const epochMs = z.number().finite().min(0).max(MAX_EPOCH_MS);
 
 export const checkpointLimitsSchema = z.looseObject({
   inactivityMs: z.number().finite().positive(),

@@ -3,6 +3,10 @@
  * and the extension (consumer).
  */
 import { z } from 'zod';
+import { MAX_EPOCH_MS } from './epoch.js';
+
+/** Epoch milliseconds, 1970 to 9999 (epoch.ts). */
+const epochMs = z.number().finite().min(0).max(MAX_EPOCH_MS);
 
 export const controlActions = ['abort', 'disarm', 'arm'] as const;
 export type ControlAction = (typeof controlActions)[number];
@@ -14,7 +18,7 @@ export const CONTROL_TTL_MS = 30_000;
 
 export const controlTargetSchema = z.looseObject({
   turn: z.number().int().nonnegative(),
-  startedAt: z.number().finite(),
+  startedAt: epochMs,
 });
 
 export const controlRequestSchema = z.looseObject({
@@ -23,8 +27,8 @@ export const controlRequestSchema = z.looseObject({
   session: z.string().min(1),
   action: z.enum(controlActions),
   reason: z.string().max(500),
-  requestedAt: z.number().finite(),
-  expiresAt: z.number().finite(),
+  requestedAt: epochMs,
+  expiresAt: epochMs,
   by: z.looseObject({
     user: z.string(),
     host: z.string(),
@@ -42,7 +46,7 @@ export const controlAckSchema = z.looseObject({
   v: z.literal(1),
   id: z.string(),
   status: z.enum(ackStatuses),
-  at: z.number().finite(),
+  at: epochMs,
   detail: z.string(),
 });
 export type ControlAck = z.infer<typeof controlAckSchema>;
@@ -50,7 +54,7 @@ export type ControlAck = z.infer<typeof controlAckSchema>;
 /** One line of `<home>/loop-dash/actions.jsonl`: a request made, or its outcome. */
 export const journalEntrySchema = z.looseObject({
   v: z.literal(1),
-  at: z.number().finite(),
+  at: epochMs,
   kind: z.enum(['requested', 'outcome']),
   id: z.string(),
   session: z.string(),

@@ -322,8 +322,9 @@ export function episodeCovers(providers: readonly string[], model: string | null
   return cut > 0 && providers.includes(model.slice(0, cut));
 }
 
+/** A usable limit: positive and within Node's timer range (SPEC §2; past it, a deadline leaves `Date`'s range). */
 function isPositive(v: unknown): boolean {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0;
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= MAX_TIMER_MS;
 }
 
 function isPositiveInteger(v: unknown): boolean {

@@ -4,6 +4,7 @@
  * known loop-pi state whose fields have the wrong type is rejected (the caller warns and keeps the
  * last good state).
  */
+import { isEpochMs } from '../contract/epoch.js';
 import path from 'node:path';
 import { z } from 'zod';
 import type {
@@ -282,7 +283,8 @@ export function foldSessionEntry(facts: SessionFileFacts, entry: SessionEntry, _
     }
     case 'assistant': {
       const m = entry.value;
-      const at = m.timestamp ?? entry.at;
+      // pi's own epoch ms, when it is one (contract/epoch.ts); else the entry's ISO time.
+      const at = isEpochMs(m.timestamp) ? m.timestamp : entry.at;
       const r = m.loopPiRecovery;
       const outcome: AssistantOutcome = {
         at,

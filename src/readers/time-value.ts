@@ -1,3 +1,5 @@
+import { isEpochMs } from '../contract/epoch.js';
+
 /**
  * Times as they appear in loop-pi / pi files: ISO-8601 strings or epoch numbers. Parsed once,
  * here at the boundary, into epoch ms (or null when absent or unreadable).
@@ -9,14 +11,14 @@ const SECONDS_BELOW = 1e11;
 
 const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
 
-/** Epoch ms from an ISO string or an epoch-ms number; null otherwise. */
+/** Epoch ms from an ISO string or an epoch-ms number, 1970 to 9999 (contract/epoch.ts); null otherwise. */
 export function epochMsFrom(value: unknown): number | null {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'number') return isEpochMs(value) ? value : null;
   if (typeof value === 'string') {
     const s = value.trim();
     if (!ISO.test(s)) return null;
     const ms = Date.parse(s);
-    return Number.isFinite(ms) ? ms : null;
+    return isEpochMs(ms) ? ms : null;
   }
   return null;
 }

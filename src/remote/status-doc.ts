@@ -4,6 +4,7 @@
  * the remote `at` instants against our clock — never taken from the remote `remainingMs`, which
  * is already as old as the fetch. Rows are marked `remote`: owner actions stay on that machine.
  */
+import { isEpochMs } from '../contract/epoch.js';
 import { z } from 'zod';
 import type { Clocks, Deadline } from '../model/clocks.js';
 import { effectiveLimits, limitsFromSettings, type EffectiveLimits, type LimitSource } from '../model/limits.js';
@@ -116,7 +117,7 @@ export interface RemoteStatusDoc {
 const ms = (iso: string | null | undefined): number | null => {
   if (typeof iso !== 'string') return null;
   const t = Date.parse(iso);
-  return Number.isFinite(t) ? t : null;
+  return isEpochMs(t) ? t : null;
 };
 
 /** Validates a parsed JSON value as a status document; bad sessions are counted, not fatal. */
