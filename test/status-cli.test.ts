@@ -392,3 +392,46 @@ test('instants beyond what a Date can hold (1e300, 9e15, -1e300) are unreadable 
     assert.doesNotMatch(r.stdout, /NaN|Invalid/);
   }
 });
+
+test('status and incidents print terminal-safe text: escapes from a home\'s files (a name, a bad line, an incident class) never reach the terminal; JSON keeps them escaped', () => {
+  const home = tempHome();
+  const evil = '\u001b]0;PWNED\u0007\u001b[41m';
+  const file = writeRootSession(home, { id: 'aaaa1111-0000-4000-8000-000000000001', cwd: '/work/alpha', at: NOW - 60_000 });
+  // A line that is not JSON (quoted in the warning), then a session name with escapes in it.
+  appendFileSync(file, `x${evil}\n`);
+  appendFileSync(file, JSON.stringify({ type: 'session_info', id: 'n1', parentId: null, timestamp: new Date(NOW - 50_000).toISOString(), name: `evil${evil}name` }) + '\n');
+  mkdirSync(path.join(home, 'incidents'), { recursive: true });
+  writeFileSync(path.join(home, 'incidents', 'x.json'), JSON.stringify({ kind: `loop-x${evil}`, sessionId: 'aaaa1111-0000-4000-8000-000000000001', at: new Date(NOW - 1000).toISOString() }));
+  const now = ['--now', new Date(NOW).toISOString(), '--home', home];
+  for (const args of [['status'], ['incidents']]) {
+    const r = spawnSync(process.execPath, [BIN, ...args, ...now], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(r.stdout.length > 0);
+    for (const [stream, text] of [['stdout', r.stdout], ['stderr', r.stderr]] as const) assert.doesNotMatch(text, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/, `${args[0]} ${stream}: ${JSON.stringify(text)}`);
+  }
+  const status = spawnSync(process.execPath, [BIN, 'status', ...now], { encoding: 'utf8' }).stdout;
+  // What is around the escapes stays: the name, the warning naming the file and line.
+  assert.match(status, /^evilname /m);
+  assert.ok(status.includes(`${file}:2: invalid JSON`), status);
+  // JSON: the name as the file has it, its escapes escaped as JSON escapes them.
+  const json = spawnSync(process.execPath, [BIN, 'status', '--json', ...now], { encoding: 'utf8' });
+  assert.equal(json.status, 0, json.stderr);
+  assert.doesNotMatch(json.stdout, /\u001b/);
+  assert.equal((JSON.parse(json.stdout) as Json).roots[0].name, `evil${evil}name`);
+});
+
+test('incidents --now leaves out the incidents written after it, and says how many', async () => {
+  const m = await demoHome();
+  const all = JSON.parse(spawnSync(process.execPath, [BIN, 'incidents', '--json', '--now', new Date(NOW).toISOString(), '--home', m.home], { encoding: 'utf8' }).stdout) as Json;
+  const times = (all.incidents as Json[]).map((i) => Date.parse(i.at)).filter(Number.isFinite).sort((a, b) => a - b);
+  assert.ok(times.length >= 4, 'the demo has incidents at several times');
+  const cut = times[Math.floor(times.length / 2)]!;
+  const later = times.filter((t) => t > cut).length;
+  assert.ok(later > 0);
+  const r = spawnSync(process.execPath, [BIN, 'incidents', '--json', '--now', new Date(cut).toISOString(), '--home', m.home], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const shown = (JSON.parse(r.stdout) as Json).incidents as Json[];
+  assert.ok(shown.every((i) => i.at === null || Date.parse(i.at) <= cut), 'none after --now');
+  assert.equal(shown.length, all.incidents.length - later);
+  assert.equal(r.stderr, `loop-dash: note: ${later} incident${later === 1 ? '' : 's'} after --now ${new Date(cut).toISOString()} left out\n`);
+});

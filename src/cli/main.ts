@@ -23,6 +23,7 @@ import { checkHomes, resolveHomes } from './resolve-homes.js';
 import { homePaths } from '../contract/paths.js';
 import { renderStatusTable } from './status-table.js';
 import { idPrefix } from '../views/cells.js';
+import { terminalText } from '../views/text.js';
 import { fetchRemotesOnce, mergeRemote } from '../remote/merge-remote.js';
 import { createRemoteFeeds, statusUrl } from '../remote/remote-feeds.js';
 
@@ -40,6 +41,8 @@ function version(): string {
 interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
+  /** stdout as it is, for JSON; text goes through `out`, made terminal-safe. */
+  outRaw?: (s: string) => void;
   isTTY: boolean;
   now: () => number;
 }
@@ -51,7 +54,11 @@ const defaultIo = (): Io => ({
   now: () => Date.now(),
 });
 
-export async function run(argv: string[], io: Io = defaultIo()): Promise<number> {
+export async function run(argv: string[], rawIo: Io = defaultIo()): Promise<number> {
+  // Text goes out terminal-safe, line by line (a session name, a warning quoting a file's line, an
+  // incident class: all from the home, and an escape in one retitled the terminal or swallowed the
+  // output after it); JSON as it is (JSON.stringify escapes every control that could act).
+  const io: Io = { ...rawIo, out: (s) => rawIo.out(terminalText(s)), err: (s) => rawIo.err(terminalText(s)), outRaw: rawIo.out };
   let code = 0;
   const program = new Command()
     .name('loop-dash')
@@ -121,7 +128,10 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       const snap = await readHomes(homes, fixed ?? io.now);
       const now = snap.now;
       const since = back === null ? null : now - back;
-      const list = snap.incidents.filter((i) => (since === null || (i.at ?? 0) >= since) && (!opts.class || i.cls.includes(opts.class)));
+      // With --now, an incident written after it had not happened yet then (as status's clocks).
+      const later = fixed === undefined ? 0 : snap.incidents.filter((i) => i.at !== null && i.at > now).length;
+      const list = snap.incidents.filter((i) => (since === null || (i.at ?? 0) >= since) && (fixed === undefined || i.at === null || i.at <= now) && (!opts.class || i.cls.includes(opts.class)));
+      if (later > 0) io.err(`loop-dash: note: ${later} incident${later === 1 ? '' : 's'} after --now ${new Date(now).toISOString()} left out\n`);
       if (opts.json) {
         const doc = statusJson({ ...snap, incidents: list, roots: [] }, homes);
         printJson({ v: 1, now: doc.now, incidents: doc.incidents, warnings: doc.warnings }, io);
@@ -208,7 +218,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     .action(async (opts: { home?: string[]; json?: boolean; minOutput?: string }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
       checkHomes(homes, { mustExist: true });
-      code = await runAudit({ homes, json: !!opts.json, minOutput: opts.minOutput, now: io.now(), io });
+      code = await runAudit({ homes, json: !!opts.json, minOutput: opts.minOutput, now: io.now(), io: opts.json ? { ...io, out: io.outRaw ?? io.out } : io });
     });
 
   program
@@ -321,8 +331,9 @@ function warnNowBeforeData(snap: Snapshot, io: Io): void {
 
 /** A JSON document and a newline on stdout, in chunks: a big home's `status --json` is tens of MB (json-out.ts). */
 function printJson(doc: unknown, io: Io): void {
-  writeJson(doc, io.out);
-  io.out('\n');
+  const out = io.outRaw ?? io.out;
+  writeJson(doc, out);
+  out('\n');
 }
 
 /** The TUI needs a real terminal that understands escapes; otherwise a plain snapshot is printed. */

@@ -22,6 +22,15 @@ export function sanitize(text: string): string {
   return text.replace(ESCAPES, '').replace(/\r/g, '').replace(/[\t\n]/g, ' ').replace(CONTROLS, '');
 }
 
+/** Text of several lines, each made terminal-safe by {@link sanitize} (the line breaks kept): what the one-shot commands print. */
+export function terminalText(text: string): string {
+  if (!UNSAFE.test(text)) return text;
+  return text
+    .split('\n')
+    .map((line) => sanitize(line))
+    .join('\n');
+}
+
 /** Zero-width code points: combining marks, joiners, variation selectors. */
 function isZeroWidth(cp: number): boolean {
   return (
