@@ -13,6 +13,7 @@ import { generateHome, type DemoManifest } from '../src/demo/generate.js';
 import { processStartIdentity } from '../src/readers/process-probe.js';
 import { sessionCacheFile } from '../src/readers/session-cache.js';
 import { loadSnapshot } from '../src/cli/load-snapshot.js';
+import { InputError, parseNow } from '../src/cli/parse-time.js';
 import { assistantEntry, tempHome, writeRootSession } from './support/mini-home.js';
 
 const run = promisify(execFile);
@@ -434,4 +435,17 @@ test('incidents --now leaves out the incidents written after it, and says how ma
   assert.ok(shown.every((i) => i.at === null || Date.parse(i.at) <= cut), 'none after --now');
   assert.equal(shown.length, all.incidents.length - later);
   assert.equal(r.stderr, `loop-dash: note: ${later} incident${later === 1 ? '' : 's'} after --now ${new Date(cut).toISOString()} left out\n`);
+});
+
+test('--now takes an ISO-8601 time that exists, with its zone: 02-30, 04-31 and T24:00 are refused, not rolled over; a time without a zone is refused, not read in the machine\'s zone', () => {
+  assert.equal(parseNow('2026-11-30T12:00:00Z', () => 0), Date.UTC(2026, 10, 30, 12));
+  assert.equal(parseNow('2026-11-30T12:00Z', () => 0), Date.UTC(2026, 10, 30, 12));
+  assert.equal(parseNow('2026-11-30T12:00:00.250+01:00', () => 0), Date.UTC(2026, 10, 30, 11, 0, 0, 250));
+  assert.equal(parseNow('2028-02-29T00:00:00Z', () => 0), Date.UTC(2028, 1, 29));
+  assert.equal(parseNow(undefined, () => 42), 42);
+  for (const v of ['2026-02-30T00:00:00Z', '2026-04-31T12:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T12:60:00Z', '2027-02-29T00:00:00Z']) {
+    assert.throws(() => parseNow(v, () => 0), (e: Error) => e instanceof InputError && e.message === `--now: "${v}" is not a time that exists (e.g. 2026-11-30T12:00:00Z)`, v);
+  }
+  assert.throws(() => parseNow('2026-12-08T01:30:00', () => 0), /has no zone: give Z or ±hh:mm/);
+  assert.throws(() => parseNow('2026-12-08', () => 0), /is not an ISO-8601 time/);
 });
