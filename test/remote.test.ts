@@ -187,7 +187,11 @@ test('remote fetch: only http(s) URLs; errors are short and bad documents refuse
     await feeds.refresh();
     const merged = mergeRemote(buildSnapshot(local.getState(), Date.now(), { host: HOST }), feeds.get(), Date.now());
     assert.equal(flat(merged.roots).filter((r) => r.remote).length, 0);
-    assert.equal(merged.remotes![0]!.hidden, buildSnapshot(local.getState(), Date.now(), { host: HOST }).roots.length);
+    const alone = buildSnapshot(local.getState(), Date.now(), { host: HOST });
+    assert.equal(merged.remotes![0]!.hidden, alone.roots.length);
+    // Their incidents too: counted once (they were listed twice, the feed's beside the local ones).
+    assert.ok(alone.incidents.length > 0, 'the home has incidents');
+    assert.deepEqual(merged.incidents.map((i) => i.file).sort(), alone.incidents.map((i) => i.file).sort());
     feeds.stop();
   } finally {
     await serve.stop();

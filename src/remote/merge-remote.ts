@@ -72,6 +72,25 @@ function mergedIncidents(local: readonly IncidentRecord[], remote: (readonly Inc
   return merged;
 }
 
+/** A feed's incidents less those of its sessions read here too, kept per list and set of sessions. */
+const withoutMemo = new WeakMap<readonly IncidentRecord[], { key: string; list: readonly IncidentRecord[] }>();
+
+/**
+ * The incidents of a feed less those of the sessions it shares with what is shown already (a serve
+ * of a home also read locally): those are the local incidents again, and were counted twice (the
+ * CLI review: 28 incidents for 14). Kept while the list and the sessions are the same, so a frame
+ * neither filters nor re-sorts them again.
+ */
+function withoutSessions(list: readonly IncidentRecord[], sessions: string[]): readonly IncidentRecord[] {
+  const key = sessions.join('\0');
+  const m = withoutMemo.get(list);
+  if (m && m.key === key) return m.list;
+  const drop = new Set(sessions);
+  const kept = list.filter((i) => i.session === null || !drop.has(i.session));
+  withoutMemo.set(list, { key, list: kept });
+  return kept;
+}
+
 export function mergeRemote(snap: Snapshot, feeds: readonly RemoteFeedState[], now: number, opts: MergeOptions = {}): Snapshot {
   if (feeds.length === 0) return snap;
   const staleAfter = opts.staleAfterMs ?? 3 * REMOTE_INTERVAL_MS;
@@ -91,9 +110,11 @@ export function mergeRemote(snap: Snapshot, feeds: readonly RemoteFeedState[], n
     let hidden = 0;
     if (feed.doc && feed.fetchedAt !== null) {
       const memo = docRows(feed.doc, { url: feed.url, host, fetchedAt: feed.fetchedAt }, now, stale);
+      let hiddenSessions: string[] | null = null;
       for (const root of memo.roots) {
         if (known.has(root.session) || root.lanes.some((l) => known.has(l.session))) {
           hidden++;
+          (hiddenSessions ??= []).push(root.session, ...root.lanes.map((l) => l.session));
           continue;
         }
         known.add(root.session);
@@ -101,7 +122,7 @@ export function mergeRemote(snap: Snapshot, feeds: readonly RemoteFeedState[], n
         roots.push(root);
         shown++;
       }
-      remoteIncidentLists.push(memo.incidents);
+      remoteIncidentLists.push(hiddenSessions ? withoutSessions(memo.incidents, hiddenSessions) : memo.incidents);
     }
     remotes.push({ url: feed.url, host, fetchedAt: feed.fetchedAt, stale, error: failedSince ? feed.error : null, roots: shown, hidden, skewMs: feed.skewMs });
   }
