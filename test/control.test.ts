@@ -468,6 +468,17 @@ test('the command finds sessions by id, unique prefix or name, through lanes, an
   // The name the dashboard shows, when no id starts with it; a name two sessions share lists both ids.
   const named = findSession(rows, 'lane one');
   assert.equal('session' in named ? named.session.session : null, 'aaaa2222-lane');
+  // A lane by the name shown under its root; two roots' lanes of that name list both.
+  const laneRows: ControlSessionLike[] = [
+    { ...rows[0]!, lanes: [{ ...rows[0]!.lanes![0]!, session: 'dd01-lane', name: 'api loop/L1' }] },
+    { ...rows[1]!, session: 'cccc', name: 'web', lanes: [{ ...rows[0]!.lanes![0]!, session: 'dd02-lane', name: 'web/L1' }] },
+  ];
+  assert.match('error' in findSession(laneRows, 'L1') ? (findSession(laneRows, 'L1') as { error: string }).error : '', /"L1" matches 2 sessions; name one by its id[\s\S]*dd01-lane[\s\S]*dd02-lane/);
+  const oneLane = findSession([laneRows[0]!], 'L1');
+  assert.equal('session' in oneLane ? oneLane.session.session : null, 'dd01-lane');
+  // An id prefix in capitals, as read off a screen.
+  const upper = findSession(rows, 'AAAA1111');
+  assert.equal('session' in upper ? upper.session.session : null, 'aaaa1111-root');
   const twins = findSession([...rows, { ...rows[1]!, session: 'cccc', name: 'api loop' }], 'api loop');
   assert.match('error' in twins ? twins.error : '', /"api loop" matches 2 sessions; name one by its id[\s\S]*aaaa1111-root[\s\S]*cccc/);
   const idFirst = findSession([...rows, { ...rows[1]!, session: 'dddd', name: 'bbbb' }], 'bbbb');

@@ -187,10 +187,13 @@ export function placeholderRefusal(v: { placeholder?: 'dispatch' | 'status'; run
 export function findSession(rows: readonly ControlSessionLike[], query: string): { session: ControlSessionLike } | { error: string } {
   const all = flatten(rows);
   const label = (s: ControlSessionLike) => plain(`${s.session}${s.name ? ` (${s.name})` : ''} in ${s.home}`);
-  // The id, else a prefix of it, else the name the dashboard shows (lanes may share one).
+  // The id, else a prefix of it (in any case: `146CCA71`), else the name — the whole one, else the
+  // one the dashboard shows under its root (`L1` of a lane named `api-refactor/L1`); lanes may share one.
   const exact = all.filter((s) => s.session === query);
-  const byId = exact.length > 0 ? exact : all.filter((s) => s.session.startsWith(query));
-  const byName = byId.length > 0 ? [] : all.filter((s) => s.name === query);
+  const lower = query.toLowerCase();
+  const byId = exact.length > 0 ? exact : all.filter((s) => s.session.toLowerCase().startsWith(lower));
+  const whole = byId.length > 0 ? [] : all.filter((s) => s.name === query);
+  const byName = byId.length > 0 || whole.length > 0 ? whole : all.filter((s) => s.role === 'lane' && s.name !== null && s.name.endsWith(`/${query}`));
   const matches = byId.length > 0 ? byId : byName;
   if (matches.length === 1) return { session: matches[0]! };
   if (matches.length === 0) return { error: `no session matches "${plain(query)}" by id, id prefix or name (${all.length} known; loop-dash status lists them with their ids)` };
