@@ -977,3 +977,29 @@ test('the extension never blocks pi on a FIFO where its journal or its log shoul
   assert.equal(fs.readFileSync(file, 'utf8'), '{"a":1}\n{"b":2}\n');
   assert.equal(fs.statSync(file).mode & 0o777, 0o600);
 });
+
+test('a raw provider chunk and the model event it carries are written together: the checkpoint never holds the chunk without its event', async () => {
+  const home = tmp('raw-order');
+  try {
+    const f = fakePi();
+    let now = Date.UTC(2026, 11, 8, 2, 0, 0);
+    registerLoopDash(f.pi, { home, pid: 777, host: 'box', pidStart: () => '99', controlPollMs: 10_000, now: () => now, streamWriteMs: 1000 });
+    f.emit('session_start', { reason: 'startup' });
+    const file = path.join(homePaths(home).checkpoints, 'sess-1.json');
+    f.emit('turn_start', { turnIndex: 0, timestamp: now });
+    // Ten seconds on, past the write throttle: pi reports the raw chunk, then (microtasks later) its delta.
+    now += 10_000;
+    f.emit('provider_stream_event', { data: { choices: [{ index: 0, delta: { content: 'w1' }, finish_reason: null }] } });
+    await Promise.resolve();
+    f.emit('message_update', { assistantMessageEvent: { type: 'text_delta', delta: 'w1' } });
+    await new Promise((r) => setImmediate(r));
+    const cp = checkpointSchema.parse(readJson(file));
+    // Before, the raw chunk wrote at once with the old last model event (none), and the throttle
+    // held the delta's write a second: INACT read the chunk's interval short meanwhile.
+    assert.equal(cp.request?.lastModelEventAt, now);
+    assert.equal(cp.request?.modelEvents, 1);
+    assert.equal(cp.updatedAt, now);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});

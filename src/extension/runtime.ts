@@ -267,7 +267,11 @@ export class LoopDashRuntime {
   }
 
   onProviderEvent(data: unknown): void {
-    this.stream(classifyProviderEvent(data));
+    // pi reports a raw chunk before the model event it carries (its `message_update`, microtasks
+    // later): written at once, the checkpoint held the previous model event until the throttled
+    // write a second on, and INACT read a chunk's interval short meanwhile (the real-pi review).
+    // The write waits for the end of this turn of the event loop, so that event is in it.
+    this.stream(classifyProviderEvent(data), true);
   }
 
   onProviderResponse(): void {
@@ -433,11 +437,21 @@ export class LoopDashRuntime {
     this.writer?.writeNow();
   }
 
-  private stream(activity: ReturnType<typeof classifyAssistantEvent>): void {
+  private stream(activity: ReturnType<typeof classifyAssistantEvent>, deferWrite = false): void {
     if (!this.tracker.request) return;
     this.apply({ type: 'stream', at: this.now(), activity });
-    this.writer?.writeSoon();
+    if (!deferWrite) this.writer?.writeSoon();
+    else if (!this.writeDeferred) {
+      this.writeDeferred = true;
+      setImmediate(() => {
+        this.writeDeferred = false;
+        this.writer?.writeSoon();
+      });
+    }
   }
+
+  /** A write asked for by a raw provider event, waiting for the end of the event loop's turn. */
+  private writeDeferred = false;
 
   private persistHold(requestId: string | null): void {
     if (!this.hold) return;
