@@ -449,3 +449,16 @@ test('--now takes an ISO-8601 time that exists, with its zone: 02-30, 04-31 and 
   assert.throws(() => parseNow('2026-12-08T01:30:00', () => 0), /has no zone: give Z or ±hh:mm/);
   assert.throws(() => parseNow('2026-12-08', () => 0), /is not an ISO-8601 time/);
 });
+
+test('status and incidents on a directory that is no pi home (the one above it, say) say so on stderr; the output stays whole', () => {
+  const home = tempHome();
+  const above = path.dirname(home);
+  writeRootSession(home, { id: 'aaaa1111-0000-4000-8000-000000000001', cwd: '/work/alpha', at: NOW });
+  for (const cmd of ['status', 'incidents']) {
+    const r = spawnSync(process.execPath, [BIN, cmd, '--now', new Date(NOW).toISOString(), '--home', above], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, `loop-dash: note: ${above} does not look like a pi home (no settings.json, models.json, sessions/, extensions/ or loop-dash/ in it): is your pi agent directory below it?\n`);
+    const ok = spawnSync(process.execPath, [BIN, cmd, '--now', new Date(NOW).toISOString(), '--home', home], { encoding: 'utf8' });
+    assert.doesNotMatch(ok.stderr, /does not look like a pi home/, `${cmd} on the home itself`);
+  }
+});

@@ -107,7 +107,7 @@ export async function run(argv: string[], rawIo: Io = defaultIo()): Promise<numb
       const given = opts.home ?? parent?.home;
       const homes = resolveHomes(given);
       // With --remote and no --home, a machine with no pi home of its own shows the remote rows.
-      if (!parent?.remote?.length || given?.length) checkHomes(homes, { mustExist: true });
+      if (!parent?.remote?.length || given?.length) checkHomes(homes, { mustExist: true, note: io.err });
       // `--remote URL` (the program's option) adds that machine's rows here as in the dashboard.
       code = await printStatus(homes, { json: !!opts.json, now: opts.now === undefined ? undefined : parseNow(opts.now, io.now), remotes: remoteUrls(parent?.remote) }, io);
     });
@@ -122,7 +122,7 @@ export async function run(argv: string[], rawIo: Io = defaultIo()): Promise<numb
     .option('--now <iso>', 'evaluate at this instant')
     .action(async (opts: { home?: string[]; since?: string; class?: string; json?: boolean; now?: string }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
-      checkHomes(homes, { mustExist: true });
+      checkHomes(homes, { mustExist: true, note: io.err });
       const fixed = opts.now === undefined ? undefined : parseNow(opts.now, io.now);
       const back = opts.since ? parseDuration(opts.since) : null;
       const snap = await readHomes(homes, fixed ?? io.now);
@@ -250,7 +250,7 @@ export async function run(argv: string[], rawIo: Io = defaultIo()): Promise<numb
     .option('--poll', 'poll the file system instead of native file events')
     .action(async (opts: { home?: string[]; listen: string; grace: string; poll?: boolean }, cmd: Command) => {
       const homes = resolveHomes(opts.home ?? cmd.parent?.opts<{ home?: string[] }>().home);
-      checkHomes(homes, { mustExist: false });
+      checkHomes(homes, { mustExist: false, note: io.err });
       // Loaded here, not at start-up: the exporter (prom-client) is not part of the dashboard's start.
       const [{ parseListen }, { runServe }] = await Promise.all([import('../serve/server.js'), import('../serve/serve-command.js')]);
       const listen = parseListen(opts.listen);

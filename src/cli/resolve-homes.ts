@@ -42,7 +42,7 @@ function onePerDirectory(homes: readonly string[]): string[] {
  * is one for a one-shot command (`mustExist`: it would print an empty document and exit 0); the
  * dashboard and the exporter wait for it to appear instead (RELIABILITY B12).
  */
-export function checkHomes(homes: readonly string[], opts: { mustExist: boolean }): void {
+export function checkHomes(homes: readonly string[], opts: { mustExist: boolean; note?: (line: string) => void }): void {
   for (const home of homes) {
     let isDir: boolean;
     try {
@@ -54,5 +54,16 @@ export function checkHomes(homes: readonly string[], opts: { mustExist: boolean 
       continue;
     }
     if (!isDir) throw new InputError(`${home} is not a directory; a pi home is one (e.g. ~/.pi/agent): name it with --home DIR`);
+    // The directory above the home (`~/.pi` for `~/.pi/agent`) read as one gives no row and no
+    // warning, and a service's health check stays green: said once on stderr (the CLI review).
+    if (opts.note && !looksLikePiHome(home)) opts.note(`loop-dash: note: ${home} does not look like a pi home (no settings.json, models.json, sessions/, extensions/ or loop-dash/ in it): is your pi agent directory below it?\n`);
   }
+}
+
+/**
+ * A directory holding any of a pi home's settings, models, sessions, extensions or our own
+ * directory (`auth.json` is never looked at, not even for being there).
+ */
+export function looksLikePiHome(home: string): boolean {
+  return ['settings.json', 'models.json', 'sessions', 'extensions', 'loop-dash'].some((name) => existsSync(path.join(home, name)));
 }
