@@ -462,3 +462,14 @@ test('status and incidents on a directory that is no pi home (the one above it, 
     assert.doesNotMatch(ok.stderr, /does not look like a pi home/, `${cmd} on the home itself`);
   }
 });
+
+test('an owner action on a home whose loop-dash/control is a plain file: one line naming the path and errno, no stack trace', () => {
+  const home = tempHome();
+  writeRootSession(home, { id: 'aaaa1111-0000-4000-8000-000000000001', cwd: '/work/alpha', at: NOW });
+  mkdirSync(path.join(home, 'loop-dash'), { recursive: true });
+  writeFileSync(path.join(home, 'loop-dash', 'control'), '');
+  const r = spawnSync(process.execPath, [BIN, 'disarm', 'alpha', '--yes', '--home', home], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /^loop-dash: ENOTDIR: not a directory, \w+ '[^']*\/loop-dash\/control[^']*'\n$/);
+  assert.doesNotMatch(r.stderr, /\n\s+at /);
+});

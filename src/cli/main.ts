@@ -276,6 +276,13 @@ export async function run(argv: string[], rawIo: Io = defaultIo()): Promise<numb
       io.err(`loop-dash: ${err.message}\n`);
       return 2;
     }
+    // A system call's failure (ENOTDIR, EACCES, ENOSPC …: `loop-dash/control` a plain file, say)
+    // says what and where in one line, as bad input does; a stack only for what is no such error.
+    const code = (err as NodeJS.ErrnoException | null)?.code;
+    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) {
+      io.err(`loop-dash: ${(err as Error).message}\n`);
+      return 1;
+    }
     io.err(`loop-dash: ${(err as Error).stack ?? String(err)}\n`);
     return 1;
   }
