@@ -218,6 +218,13 @@ test('loop-dash --remote URL with stdout not a terminal prints local and remote 
     // A monitoring machine with no pi home of its own: the remote rows, not "no pi home".
     const bare = await run(process.execPath, [BIN, 'status', '--remote', serve.url], { env: { ...process.env, PI_CODING_AGENT_DIR: path.join(laptop.home, 'no-such-home') } });
     assert.ok(bare.stdout.split('\n').some((l) => l.includes('api-refactor')), bare.stdout);
+    // status --json says how each feed fared: a script sees one that failed (only the text table said so).
+    const dead = await freeLoopbackPort();
+    const json = JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--home', laptop.home, '--remote', serve.url, '--remote', `http://127.0.0.1:${dead}`])).stdout) as { remotes: { url: string; error: string | null; roots: number; fetchedAt: string | null }[] };
+    const [good, down] = [json.remotes.find((f) => f.url.startsWith(serve.url))!, json.remotes.find((f) => f.url.includes(`:${dead}/`))!];
+    assert.ok(good.roots > 0 && good.error === null && good.fetchedAt !== null, JSON.stringify(json.remotes));
+    assert.equal(down.error, 'ECONNREFUSED');
+    assert.equal(down.fetchedAt, null);
     const bad = await run(process.execPath, [BIN, '--home', laptop.home, '--remote', 'ftp://x']).catch((e: { code: number; stderr: string }) => e);
     assert.equal((bad as { code: number }).code, 2);
     assert.match((bad as { stderr: string }).stderr, /--remote: "ftp:\/\/x" must be an http/);

@@ -95,5 +95,9 @@ export function statusJson(snap: Snapshot, given: readonly string[] = []): Recor
       summary: i.summary,
     })),
     warnings: snap.warnings.map((w) => ({ file: w.file, line: w.line, message: w.message, ...(w.offset !== undefined ? { offset: w.offset } : {}) })),
+    // With --remote: each feed, so a script sees one that failed (it said so only in the text table).
+    ...(snap.remotes?.length
+      ? { remotes: snap.remotes.map((f) => ({ url: f.url, host: f.host, fetchedAt: iso(f.fetchedAt), stale: f.stale, error: f.error, roots: f.roots, hidden: f.hidden })) }
+      : {}),
   };
 }
