@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -472,4 +472,19 @@ test('an owner action on a home whose loop-dash/control is a plain file: one lin
   assert.equal(r.status, 1, r.stderr);
   assert.match(r.stderr, /^loop-dash: ENOTDIR: not a directory, \w+ '[^']*\/loop-dash\/control[^']*'\n$/);
   assert.doesNotMatch(r.stderr, /\n\s+at /);
+});
+
+test('a last line left torn ten minutes ago is reported by status, with the file\'s time, not the read\'s', () => {
+  const home = tempHome();
+  const file = writeRootSession(home, { id: 'aaaa1111-0000-4000-8000-000000000001', cwd: '/work/alpha', at: NOW - 20 * 60_000 });
+  appendFileSync(file, '{"type":"message","id":"torn"');
+  const torn = new Date(Date.now() - 10 * 60_000);
+  utimesSync(file, torn, torn);
+  const r = spawnSync(process.execPath, [BIN, 'status', '--json', '--home', home], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const w = ((JSON.parse(r.stdout) as Json).warnings as Json[]).find((x) => x.file === file && /last line incomplete since/.test(x.message));
+  assert.ok(w, r.stdout);
+  // The file's mtime in the machine's zone, as the warning prints it (utimes keeps the second).
+  const local = (d: Date) => [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+  assert.equal(String(w.message).match(/since (\d\d:\d\d:\d\d)/)?.[1], local(torn), String(w.message));
 });

@@ -807,7 +807,9 @@ export class SessionFileReader {
   /** Size, mtime and the incomplete-last-line clock; a new facts object only when one changed. */
   private track(size: number, mtimeMs: number, incomplete: boolean): void {
     const s = this.tail;
-    const incompleteSince = incomplete ? (s.incompleteSince ?? this.opts.now()) : null;
+    // Torn since the file's last write at the latest (its mtime): a line left torn ten minutes ago
+    // is said so at once, by a dashboard started since and by `status`, not from when it was first read.
+    const incompleteSince = incomplete ? (s.incompleteSince ?? (mtimeMs > 0 ? Math.min(this.opts.now(), mtimeMs) : this.opts.now())) : null;
     if (s.size !== size || s.mtimeMs !== mtimeMs || s.incompleteSince !== incompleteSince) {
       this.setTail({ ...s, size, mtimeMs, incompleteSince });
     }
