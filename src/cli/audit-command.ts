@@ -26,6 +26,7 @@ import type { CheckpointRecord, LaneRunStatus, Warning } from '../model/types.js
 import { readCheckpointFile } from '../readers/checkpoint-file.js';
 import { walkHome } from '../readers/home-walk.js';
 import { homePaths } from '../contract/paths.js';
+import { looksLikePiHome } from './resolve-homes.js';
 import { readLaneStatus } from '../readers/lane-status.js';
 import { DEFAULT_SAMPLE_BYTES, sampleRates, type SessionSampleFile } from '../readers/rate-sampler.js';
 import { readHomeSettings } from '../readers/settings-file.js';
@@ -328,11 +329,8 @@ export async function runAudit(opts: RunAuditOptions): Promise<number> {
       return 2;
     }
     // A gate that passes on a mistyped path (the directory above the home, say) gates nothing: a
-    // directory with none of a pi home's settings, models, sessions, extensions or our own
-    // directory is said to be none. (auth.json is never looked at, not even for being there.)
-    const p = homePaths(home);
-    const found = await Promise.all([p.settings, p.models, p.sessions, path.join(home, 'extensions'), p.dash].map((f) => fsp.stat(f).then(() => true, () => false)));
-    if (!found.some(Boolean)) {
+    // directory with none of a pi home's files is said to be none (the check status makes too).
+    if (!looksLikePiHome(home)) {
       io.err(`loop-dash audit: ${home} does not look like a pi home (no settings.json, models.json, sessions/, extensions/ or loop-dash/ in it); pass your pi agent directory with --home DIR\n`);
       return 2;
     }
